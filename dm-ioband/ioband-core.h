@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The core of dm-ioband: groups, their weights and counters, in plain C.
+ *
+ * Nothing here calls the kernel, so the same file is built into
+ * dm-ioband.ko and into the userspace tests and fuzzers. Memory is owned
+ * by the caller and locking is the caller's: every function that changes
+ * or reads a group set expects the caller to hold the lock that protects
+ * it. See ioband-core.c for the design.
+ */
+#ifndef IOBAND_CORE_H
+#define IOBAND_CORE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+typedef uint64_t u64;
+typedef uint32_t u32;
+#endif
+
+#define IOBAND_MIN_WEIGHT	1
+#define IOBAND_MAX_WEIGHT	32767
+#define IOBAND_DEFAULT_WEIGHT	100
+
+/* The longest ioband_device_id, as in the original dm-ioband. */
+#define IOBAND_DOMAIN_ID_MAX	31
+
+/* Smallest hash table: 2^IOBAND_MIN_HASH_BITS buckets. */
+#define IOBAND_MIN_HASH_BITS	6
+
+enum ioband_dir {
+	IOBAND_READ,
+	IOBAND_WRITE,
+	IOBAND_NR_DIRS
+};
+
+/* What `dmsetup status` reports for one group. */
+struct ioband_group_stats {
+	u64 ios[IOBAND_NR_DIRS];
+	u64 delayed[IOBAND_NR_DIRS];	/* bios that had to wait in ioband */
+	u64 sectors[IOBAND_NR_DIRS];
+};
+
+struct ioband_group {
+	u64 id;				/* cgroup id, uid, ...; unused for the default group */
+	u32 weight;
+	struct ioband_group_stats stats;
+	struct ioband_group *hash_next;	/* chain of the id's hash bucket */
+	struct ioband_group *next;	/* attach order, for status and table */
+};
+
+/*
+ * The groups of one target: a default group, which takes every bio whose
+ * owner is not attached, plus the attached groups, found by id through a
+ * chained hash table of 2^hash_bits buckets.
+ */
+struct ioband_group_set {
+	struct ioband_group default_group;
+	struct ioband_group **buckets;
+	unsigned int hash_bits;
+	unsigned int nr_groups;		/* attached groups, default excluded */
+	struct ioband_group *first;	/* attach order */
+	struct ioband_group *last;
+};
+
+/* Bucket count that keeps chains short for nr_groups groups. */
+unsigned int ioband_hash_bits_for(unsigned int nr_groups);
+
+/* @buckets: 2^@hash_bits zeroed pointers, owned by the caller. */
+void ioband_group_set_init(struct ioband_group_set *set, u32 default_weight,
+			   struct ioband_group **buckets,
+			   unsigned int hash_bits);
+
+struct ioband_group *ioband_group_find(const struct ioband_group_set *set,
+				       u64 id);
+
+/*
+ * Adds @group, whose id and weight the caller has set. Returns false,
+ * changing nothing, when a group with that id is already attached.
+ */
+bool ioband_group_attach(struct ioband_group_set *set,
+			 struct ioband_group *group);
+
+void ioband_group_account(struct ioband_group *group, enum ioband_dir dir,
+			  u64 sectors);
+
+bool ioband_weight_valid(unsigned long long weight);
+
+/*
+ * Parses "<id>:<weight>" (a table's group argument) or ":<weight>" (the
+ * default group's, with @id left untouched and *@is_default set).
+ * Returns 0, or -1 when the text is malformed or a number is out of range.
+ */
+int ioband_parse_group_weight(const char *text, u64 *id, u32 *weight,
+			      bool *is_default);
+
+#endif /* IOBAND_CORE_H */

@@ -1,0 +1,38 @@
+#!/bin/sh
+# O_DIRECT reads from two cgroups, and from a child cgroup that is not
+# attached, are counted to the right groups: the child to its parent.
+. /ioband/lib.sh
+set -eu
+
+dev=$(make_nullb dr 256)
+size=$(blockdev --getsz "$dev")
+cg_create dr-a
+cg_create dr-b
+cg_create dr-a/child
+a=$(cg_id dr-a)
+b=$(cg_id dr-b)
+dm_create dr "0 $size ioband $dev dr 0 0 cgroup weight 0 :100 $a:800 $b:100"
+
+reads() { # GROUP_ID: "reads read_sectors" of that group in dmsetup status
+	dmsetup status dr | awk -v id="$1" '{ for (i = 5; i + 6 <= NF; i += 7) if ($i == id) print $(i + 1), $(i + 3) }'
+}
+
+read_direct() { # CGROUP COUNT: COUNT 4k O_DIRECT reads
+	cg_run "$1" fio --name=r --filename=/dev/mapper/dr --direct=1 --rw=randread \
+		--bs=4k --number_ios="$2" --size=128M --randrepeat=0 --output=/dev/null
+}
+
+read_direct dr-a 1000
+read_direct dr-b 300
+read_direct dr-a/child 200
+assert_eq "1200 9600" "$(reads "$a")" "reads and read sectors of dr-a (with its child)"
+assert_eq "300 2400" "$(reads "$b")" "reads and read sectors of dr-b"
+assert_eq "0 0" "$(reads -1)" "reads and read sectors of the default group"
+
+# The same reads from the root cgroup go to the default group.
+fio --name=r --filename=/dev/mapper/dr --direct=1 --rw=randread --bs=4k \
+	--number_ios=50 --size=128M --output=/dev/null
+assert_eq "50 400" "$(reads -1)" "reads of the default group after root reads"
+
+dmsetup remove dr
+remove_nullb dr

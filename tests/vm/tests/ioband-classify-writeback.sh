@@ -1,0 +1,42 @@
+#!/bin/sh
+# Buffered writes from two cgroups on ext4 over ioband: the flusher writes
+# them back, yet each cgroup's write sectors in `dmsetup status` match what
+# it wrote (within 10%), and they are not charged to the default group.
+. /ioband/lib.sh
+set -eu
+
+dev=$(make_nullb wb 1024 memory_backed=1)
+size=$(blockdev --getsz "$dev")
+cg_create wb-a
+cg_create wb-b
+a=$(cg_id wb-a)
+b=$(cg_id wb-b)
+dm_create wb "0 $size ioband $dev wb 0 0 cgroup weight 0 :100 $a:200 $b:100"
+mkfs.ext4 -q -F /dev/mapper/wb
+mkdir -p /mnt/wb
+mount -t ext4 /dev/mapper/wb /mnt/wb
+sync
+
+write_sectors() { # GROUP_ID: write sectors of that group in dmsetup status
+	dmsetup status wb | awk -v id="$1" '{ for (i = 5; i + 6 <= NF; i += 7) if ($i == id) print $(i + 6) }'
+}
+a0=$(write_sectors "$a"); b0=$(write_sectors "$b"); d0=$(write_sectors -1)
+
+# 96 MiB from a, 48 MiB from b, through the page cache: no O_DIRECT, no
+# fsync, so the flusher (a kernel thread in the root cgroup) writes it back.
+cg_run wb-a dd if=/dev/zero of=/mnt/wb/a bs=1M count=96 2>/dev/null
+cg_run wb-b dd if=/dev/zero of=/mnt/wb/b bs=1M count=48 2>/dev/null
+sync
+
+a1=$(write_sectors "$a"); b1=$(write_sectors "$b"); d1=$(write_sectors -1)
+da=$((a1 - a0)); db=$((b1 - b0)); dd_=$((d1 - d0))
+echo "write sectors: wb-a $da (expected 196608), wb-b $db (expected 98304), default $dd_"
+echo "io.stat wb-a: $(grep "^$(cat /sys/block/"$(basename "$(readlink -f /dev/mapper/wb)")"/dev) " /sys/fs/cgroup/wb-a/io.stat || true)"
+assert_within_pct 196608 "$da" 10 "write sectors of wb-a"
+assert_within_pct 98304 "$db" 10 "write sectors of wb-b"
+# Journal and metadata belong to the root cgroup: far less than the data.
+assert_le "$dd_" $((98304 / 4)) "write sectors of the default group"
+
+umount /mnt/wb
+dmsetup remove wb
+remove_nullb wb
