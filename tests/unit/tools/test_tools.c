@@ -1,0 +1,705 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of iobandctl's pure functions: table building and parsing,
+ * status parsing, weights, sizes, and cgroup path <-> id resolution against
+ * a fake cgroup tree in a temporary directory (an id is an inode number, so
+ * any directory tree will do).
+ *
+ * Prints one PASS/FAIL line per test, then "N passed, N failed"; exits
+ * non-zero if a test failed.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "ioband.h"
+
+static int failed;	/* the current test failed */
+
+#define CHECK(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "    %s:%d: CHECK(%s)\n", __FILE__,	\
+			__LINE__, #cond);				\
+		failed = 1;						\
+	}								\
+} while (0)
+
+#define CHECK_STR(a, b) do {						\
+	const char *a_ = (a), *b_ = (b);				\
+	if (!a_ || !b_ || strcmp(a_, b_)) {				\
+		fprintf(stderr, "    %s:%d: \"%s\" != \"%s\"\n",	\
+			__FILE__, __LINE__, a_ ? a_ : "(null)",		\
+			b_ ? b_ : "(null)");				\
+		failed = 1;						\
+	}								\
+} while (0)
+
+/* The fake cgroup tree: root/{a/b,c} plus a file and a symlink out. */
+static char root[PATH_MAX];
+
+static uint64_t ino_of(const char *rel)
+{
+	char path[PATH_MAX * 2];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (stat(path, &st)) {
+		perror(path);
+		exit(2);
+	}
+	return st.st_ino;
+}
+
+static void make_tree(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[PATH_MAX * 2];
+	const char *dirs[] = { "a", "a/b", "c", "with=equal" };
+	size_t i;
+	FILE *f;
+
+	snprintf(root, sizeof(root), "%s/iobandctl-test.XXXXXX", tmp ? tmp : "/tmp");
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	for (i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		if (mkdir(path, 0755)) {
+			perror(path);
+			exit(2);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/a/file", root);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/out", root);
+	if (symlink("/", path)) {
+		perror(path);
+		exit(2);
+	}
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void remove_tree(void)
+{
+	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Write @text to a temporary file; the caller unlinks it. */
+static char *temp_file(const char *text)
+{
+	static char path[PATH_MAX * 2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/mountinfo", root);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/*
+ * Weights and sizes
+ */
+
+static void test_parse_weight(void)
+{
+	unsigned int w = 0;
+
+	CHECK(ioband_parse_weight("1", &w) == 0 && w == 1);
+	CHECK(ioband_parse_weight("32767", &w) == 0 && w == 32767);
+	CHECK(ioband_parse_weight("0100", &w) == 0 && w == 100);
+	CHECK(ioband_parse_weight("0", &w) == -ERANGE);
+	CHECK(ioband_parse_weight("32768", &w) == -ERANGE);
+	CHECK(ioband_parse_weight("-1", &w) == -ERANGE);
+	CHECK(ioband_parse_weight("99999999999999999999999", &w) == -ERANGE);
+	CHECK(ioband_parse_weight("", &w) == -EINVAL);
+	CHECK(ioband_parse_weight("-", &w) == -EINVAL);
+	CHECK(ioband_parse_weight("abc", &w) == -EINVAL);
+	CHECK(ioband_parse_weight("12a", &w) == -EINVAL);
+	CHECK(ioband_parse_weight(" 12", &w) == -EINVAL);
+	CHECK(ioband_parse_weight("+12", &w) == -EINVAL);
+	CHECK(w == 100);	/* untouched by the failures */
+}
+
+static void test_split_weight_arg(void)
+{
+	unsigned int w;
+	char *key = NULL;
+
+	CHECK(ioband_split_weight_arg("a/b=200", &key, &w) == 0 && w == 200);
+	CHECK_STR(key, "a/b");
+	free(key);
+	CHECK(ioband_split_weight_arg("x=y=3", &key, &w) == 0 && w == 3);
+	CHECK_STR(key, "x=y");
+	free(key);
+	CHECK(ioband_split_weight_arg("=3", &key, &w) == -EINVAL);
+	CHECK(ioband_split_weight_arg("a=", &key, &w) == -EINVAL);
+	CHECK(ioband_split_weight_arg("a", &key, &w) == -EINVAL);
+	CHECK(ioband_split_weight_arg("", &key, &w) == -EINVAL);
+	CHECK(ioband_split_weight_arg("a=0", &key, &w) == -ERANGE);
+	CHECK(ioband_split_weight_arg("a=40000", &key, &w) == -ERANGE);
+	CHECK(ioband_split_weight_arg("a=x", &key, &w) == -ERANGE);
+}
+
+static void test_size_to_human(void)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *human;
+	} cases[] = {
+		{ 0, "0B" },
+		{ 512, "512B" },
+		{ 1023, "1023B" },
+		{ 1024, "1K" },
+		{ 1536, "1.5K" },
+		{ 1024 * 1024, "1M" },
+		{ 1024 * 1024 + 1024 * 1024 / 10, "1.1M" },
+		{ 10ULL << 30, "10G" },
+		{ 3ULL << 40, "3T" },
+		{ UINT64_MAX, "16E" },
+	};
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		ioband_size_to_human(cases[i].bytes, buf, sizeof(buf));
+		CHECK_STR(buf, cases[i].human);
+	}
+	ioband_size_to_human(1536, buf, 3);	/* truncates, terminates */
+	CHECK_STR(buf, "1.");
+}
+
+/*
+ * Table building
+ */
+
+static void init_table(struct ioband_table *t, char *device)
+{
+	memset(t, 0, sizeof(*t));
+	t->device = device;
+	strcpy(t->domain, "ioband1");
+	strcpy(t->group_type, "cgroup");
+	strcpy(t->policy, "weight");
+	t->default_weight = IOBAND_WEIGHT_DEFAULT;
+}
+
+static void test_format_default_only(void)
+{
+	struct ioband_table t;
+	char *params = NULL;
+
+	init_table(&t, "/dev/sda1");
+	CHECK(ioband_format_params(&t, &params) == 0);
+	CHECK_STR(params, "/dev/sda1 ioband1 0 0 cgroup weight 0 :100");
+	free(params);
+
+	t.io_throttle = 4;
+	t.io_limit = 128;
+	t.token_base = 2048;
+	t.default_weight = 40;
+	strcpy(t.group_type, "none");
+	strcpy(t.policy, "weight-iosize");
+	CHECK(ioband_format_params(&t, &params) == 0);
+	CHECK_STR(params, "/dev/sda1 ioband1 4 128 none weight-iosize 2048 :40");
+	free(params);
+}
+
+static void test_format_cgroup_weights(void)
+{
+	struct ioband_table t;
+	char *params = NULL, expected[256], abs[PATH_MAX * 2];
+	uint64_t id_ab, id_c, id_eq;
+
+	init_table(&t, "8:1");
+	snprintf(abs, sizeof(abs), "%s/c", root);
+	CHECK(cgroup_path_to_id(root, "a/b", &id_ab) == 0);
+	CHECK(cgroup_path_to_id(root, abs, &id_c) == 0);
+	CHECK(cgroup_path_to_id(root, "with=equal", &id_eq) == 0);
+	CHECK(ioband_table_add_weight(&t, id_ab, 200) == 0);
+	CHECK(ioband_table_add_weight(&t, id_c, 1) == 0);
+	CHECK(ioband_table_add_weight(&t, id_eq, 32767) == 0);
+	CHECK(ioband_format_params(&t, &params) == 0);
+	snprintf(expected, sizeof(expected),
+		 "8:1 ioband1 0 0 cgroup weight 0 :100 %llu:200 %llu:1 %llu:32767",
+		 (unsigned long long)ino_of("a/b"), (unsigned long long)ino_of("c"),
+		 (unsigned long long)ino_of("with=equal"));
+	CHECK_STR(params, expected);
+	free(params);
+	free(t.weights);
+}
+
+static void test_add_weight_checks(void)
+{
+	struct ioband_table t;
+
+	init_table(&t, "8:1");
+	CHECK(ioband_table_add_weight(&t, 7, 10) == 0);
+	CHECK(ioband_table_add_weight(&t, 7, 20) == -EEXIST);
+	CHECK(ioband_table_add_weight(&t, 8, 0) == -ERANGE);
+	CHECK(ioband_table_add_weight(&t, 8, 32768) == -ERANGE);
+	CHECK(ioband_table_add_weight(&t, UINT64_MAX, 5) == 0);
+	CHECK(t.nr_weights == 2);
+	CHECK(ioband_table_find_weight(&t, 7)->weight == 10);
+	CHECK(ioband_table_find_weight(&t, UINT64_MAX)->weight == 5);
+	CHECK(ioband_table_find_weight(&t, 8) == NULL);
+	free(t.weights);
+}
+
+static void test_format_rejects(void)
+{
+	struct ioband_weight bad = { .id = 1, .weight = 0 };
+	struct ioband_table t;
+	char *params = NULL;
+
+	init_table(&t, "");
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	init_table(&t, "/dev/my disk");
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	init_table(&t, "/dev/sda");
+	strcpy(t.domain, "0123456789012345678901234567890");	/* 31: fine */
+	CHECK(ioband_format_params(&t, &params) == 0);
+	free(params);
+	params = NULL;
+	strcpy(t.domain, "a b");
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	t.domain[0] = '\0';
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	init_table(&t, "/dev/sda");
+	t.default_weight = 0;
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	t.default_weight = 32768;
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	init_table(&t, "/dev/sda");
+	strcpy(t.group_type, "node");
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	init_table(&t, "/dev/sda");
+	strcpy(t.policy, "range-bw");
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	init_table(&t, "/dev/sda");
+	t.weights = &bad;
+	t.nr_weights = 1;
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	CHECK(params == NULL);
+}
+
+static void test_valid_domain(void)
+{
+	CHECK(ioband_valid_domain("1"));
+	CHECK(ioband_valid_domain("share-1_x.y"));
+	CHECK(ioband_valid_domain("0123456789012345678901234567890"));
+	CHECK(!ioband_valid_domain("01234567890123456789012345678901"));
+	CHECK(!ioband_valid_domain(""));
+	CHECK(!ioband_valid_domain("a\tb"));
+	CHECK(!ioband_valid_domain("a\x01"));
+}
+
+/*
+ * Table parsing
+ */
+
+static void test_parse_table_kernel_line(void)
+{
+	struct ioband_table t;
+
+	CHECK(ioband_parse_table("254:0 ioband1 0 0 cgroup weight 0 :100 1234:200 "
+				 "18446744073709551615:50", &t) == 0);
+	CHECK_STR(t.device, "254:0");
+	CHECK_STR(t.domain, "ioband1");
+	CHECK(t.io_throttle == 0 && t.io_limit == 0 && t.token_base == 0);
+	CHECK_STR(t.group_type, "cgroup");
+	CHECK_STR(t.policy, "weight");
+	CHECK(t.default_weight == 100);
+	CHECK(t.nr_weights == 2);
+	CHECK(t.nr_weights == 2 && t.weights[0].id == 1234 && t.weights[0].weight == 200);
+	CHECK(t.nr_weights == 2 && t.weights[1].id == UINT64_MAX &&
+	      t.weights[1].weight == 50);
+	ioband_table_free(&t);
+	CHECK(t.device == NULL && t.weights == NULL);
+
+	/* The historical examples. */
+	CHECK(ioband_parse_table("8:1 1 0 0 none weight 0 :40", &t) == 0);
+	CHECK(t.nr_weights == 0 && t.default_weight == 40);
+	ioband_table_free(&t);
+	CHECK(ioband_parse_table("8:1 share1 10 400 user weight 2048 :100 1000:80 2000:20\n",
+				 &t) == 0);
+	CHECK(t.io_throttle == 10 && t.io_limit == 400 && t.token_base == 2048);
+	CHECK(t.nr_weights == 2);
+	ioband_table_free(&t);
+}
+
+static void test_parse_table_round_trip(void)
+{
+	struct ioband_table t, back;
+	char *params = NULL, *again = NULL;
+	uint64_t id;
+
+	init_table(&t, "/dev/vdb");
+	strcpy(t.domain, "shared-domain");
+	t.io_throttle = 4;
+	t.io_limit = 4294967295u;
+	t.token_base = 7;
+	t.default_weight = 1;
+	for (id = 0; id < 100; id++)
+		CHECK(ioband_table_add_weight(&t, id * 1000003, 1 + id * 300) == 0);
+	CHECK(ioband_format_params(&t, &params) == 0);
+	CHECK(params && ioband_parse_table(params, &back) == 0);
+	if (!failed) {
+		CHECK_STR(back.device, t.device);
+		CHECK_STR(back.domain, t.domain);
+		CHECK(back.io_throttle == 4 && back.io_limit == 4294967295u);
+		CHECK(back.token_base == 7 && back.default_weight == 1);
+		CHECK(back.nr_weights == 100);
+		CHECK(!memcmp(back.weights, t.weights, 100 * sizeof(*t.weights)));
+		CHECK(ioband_format_params(&back, &again) == 0);
+		CHECK_STR(again, params);
+		ioband_table_free(&back);
+	}
+	free(again);
+	free(params);
+	free(t.weights);
+}
+
+static void test_parse_table_malformed(void)
+{
+	static const char *const bad[] = {
+		"",
+		"   ",
+		"8:1 d 0 0 cgroup weight 0",			/* no default weight */
+		"8:1 d 0 0 cgroup weight 0 100",		/* no ':' */
+		"8:1 d 0 0 cgroup weight 0 :",
+		"8:1 d 0 0 cgroup weight 0 :0",
+		"8:1 d 0 0 cgroup weight 0 :32768",
+		"8:1 d 0 0 cgroup weight 0 :-1",
+		"8:1 d 0 0 cgroup weight 0 :abc",
+		"8:1 d 0 0 cgroup weight 0 :100 12",		/* group without weight */
+		"8:1 d 0 0 cgroup weight 0 :100 12:",
+		"8:1 d 0 0 cgroup weight 0 :100 :5",
+		"8:1 d 0 0 cgroup weight 0 :100 a:5",
+		"8:1 d 0 0 cgroup weight 0 :100 -1:5",
+		"8:1 d 0 0 cgroup weight 0 :100 12:0",
+		"8:1 d 0 0 cgroup weight 0 :100 12:5:6",
+		"8:1 d 0 0 cgroup weight 0 :100 12:5 12:6",	/* twice */
+		"8:1 d 0 0 cgroup weight 0 :100 18446744073709551616:5",
+		"8:1 d 4294967296 0 cgroup weight 0 :100",
+		"8:1 d 0 -1 cgroup weight 0 :100",
+		"8:1 d 0 0 cgroup weight x :100",
+		"8:1 d 0 0 node weight 0 :100",
+		"8:1 d 0 0 cgroup range-bw 0 :100",
+		"8:1 d 0 0 cgroupcgroupcgroupcgroup weight 0 :100",
+		"8:1 01234567890123456789012345678901 0 0 cgroup weight 0 :100",
+		"d 0 0 cgroup weight 0 :100",			/* no device */
+	};
+	struct ioband_table t;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		memset(&t, 0x5a, sizeof(t));
+		if (ioband_parse_table(bad[i], &t) != -EINVAL) {
+			fprintf(stderr, "    accepted: \"%s\"\n", bad[i]);
+			failed = 1;
+		}
+	}
+}
+
+/*
+ * Status parsing
+ */
+
+static void test_parse_status_example(void)
+{
+	struct ioband_status st;
+	const struct ioband_group_stat *g;
+
+	CHECK(ioband_parse_status("ioband1 -1 143 90 424 122 78 352 "
+				  "5012 10 0 80 20 0 160", &st) == 0);
+	CHECK_STR(st.domain, "ioband1");
+	CHECK(st.nr_groups == 2);
+	if (failed)
+		return;
+	g = &st.groups[0];
+	CHECK(g->is_default);
+	CHECK(g->reads == 143 && g->delayed_reads == 90 && g->read_sectors == 424);
+	CHECK(g->writes == 122 && g->delayed_writes == 78 && g->write_sectors == 352);
+	g = &st.groups[1];
+	CHECK(!g->is_default && g->id == 5012);
+	CHECK(g->reads == 10 && g->delayed_reads == 0 && g->read_sectors == 80);
+	CHECK(g->writes == 20 && g->delayed_writes == 0 && g->write_sectors == 160);
+	ioband_status_free(&st);
+	CHECK(st.groups == NULL && st.nr_groups == 0);
+}
+
+static void test_parse_status_default_only(void)
+{
+	struct ioband_status st;
+
+	CHECK(ioband_parse_status("128 -1 0 0 0 0 0 0", &st) == 0);
+	CHECK_STR(st.domain, "128");
+	CHECK(st.nr_groups == 1 && st.groups[0].is_default);
+	ioband_status_free(&st);
+	/* Trailing and repeated blanks are no error. */
+	CHECK(ioband_parse_status("d  -1 1 2 3 4 5 6\n", &st) == 0);
+	CHECK(st.nr_groups == 1 && st.groups[0].write_sectors == 6);
+	ioband_status_free(&st);
+}
+
+static void test_parse_status_many_groups(void)
+{
+	const size_t n = 5000;
+	struct ioband_status st;
+	size_t i, len = 0, size = 64 + n * 160;
+	char *buf = malloc(size);
+
+	if (!buf) {
+		failed = 1;
+		return;
+	}
+	len += snprintf(buf, size, "many -1 1 2 3 4 5 6");
+	for (i = 1; i < n; i++)
+		len += snprintf(buf + len, size - len,
+				" %zu 18446744073709551615 %zu 0 %zu 1 2", i * 7,
+				i, i * 8);
+	CHECK(ioband_parse_status(buf, &st) == 0);
+	CHECK(st.nr_groups == n);
+	if (!failed) {
+		CHECK(st.groups[n - 1].id == (n - 1) * 7);
+		CHECK(st.groups[n - 1].reads == UINT64_MAX);
+		CHECK(st.groups[n - 1].read_sectors == 0);
+		CHECK(st.groups[n - 1].writes == (n - 1) * 8);
+		ioband_status_free(&st);
+	}
+	free(buf);
+}
+
+static void test_parse_status_malformed(void)
+{
+	static const char *const bad[] = {
+		"",
+		" \n",
+		"ioband1",						/* no groups */
+		"ioband1 -1 1 2 3 4 5",					/* truncated */
+		"ioband1 -1 1 2 3 4 5 6 7",
+		"ioband1 -1 1 2 3 4 5 6 7 1 2 3 4 5",			/* truncated 2nd */
+		"ioband1 5 1 2 3 4 5 6",				/* no default */
+		"ioband1 -1 1 2 3 4 5 6 -1 1 2 3 4 5 6",		/* default twice */
+		"ioband1 -1 1 2 3 4 5 6 7 1 2 3 4 5 6 7 1 2 3 4 5 6",	/* id twice */
+		"ioband1 -1 1 2 3 4 -5 6",				/* negative */
+		"ioband1 -1 1 2 3 4 5 6 -2 1 2 3 4 5 6",
+		"ioband1 -1 1 2 3 4 5 18446744073709551616",		/* overflow */
+		"ioband1 -1 99999999999999999999999 2 3 4 5 6",
+		"ioband1 -1 +1 2 3 4 5 6",
+		"ioband1 -1 1 2 3 4 5 0x6",
+		"ioband1 -1 1 2 3 4 5 6.0",
+		"ioband1 -1 a b c d e f",
+		"ioband1 -01 1 2 3 4 5 6",
+		"01234567890123456789012345678901 -1 1 2 3 4 5 6",	/* long id */
+		"\x01\x02\xff -1 1 2 3 4 5 x",
+	};
+	struct ioband_status st;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		if (ioband_parse_status(bad[i], &st) != -EINVAL) {
+			fprintf(stderr, "    accepted: \"%s\"\n", bad[i]);
+			failed = 1;
+		}
+	}
+}
+
+/* A status cut anywhere is an error or a shorter valid status, never a crash. */
+static void test_parse_status_every_prefix(void)
+{
+	const char *full = "ioband1 -1 143 90 424 122 78 352 5012 10 0 80 20 0 160";
+	struct ioband_status st;
+	size_t len, ok = 0;
+	char buf[128];
+
+	for (len = 0; len <= strlen(full); len++) {
+		memcpy(buf, full, len);
+		buf[len] = '\0';
+		if (ioband_parse_status(buf, &st) == 0) {
+			ok++;
+			ioband_status_free(&st);
+		}
+	}
+	/*
+	 * A cut inside the last counter leaves a valid, smaller number: the
+	 * line ending "3", "35", "352", "352 ", then "1", "16", "160".
+	 */
+	CHECK(ok == 7);
+}
+
+/*
+ * cgroups
+ */
+
+static void test_find_mount(void)
+{
+	char *mnt = NULL;
+	char *path;
+
+	path = temp_file(
+		"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+		"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+		"32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+		"garbage\n"
+		"\n"
+		"41 31 0:38 / /sys/fs/my\\040cgroup rw,nosuid shared:9 master:2 - cgroup2 cgroup2 rw\n"
+		"42 31 0:39 / /other rw - cgroup2 cgroup2 rw\n");
+	CHECK(cgroup_find_mount(path, &mnt) == 0);
+	CHECK_STR(mnt, "/sys/fs/my cgroup");
+	free(mnt);
+
+	/* A line without its newline at the end of the file. */
+	path = temp_file("35 24 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw");
+	CHECK(cgroup_find_mount(path, &mnt) == 0);
+	CHECK_STR(mnt, "/sys/fs/cgroup");
+	free(mnt);
+
+	/* "cgroup2" as a mount point or source is not the fstype. */
+	path = temp_file("31 23 0:28 / /cgroup2 rw - tmpfs cgroup2 rw\n"
+			 "32 31 0:29 / /x rw cgroup2 - cgroup cgroup rw\n");
+	CHECK(cgroup_find_mount(path, &mnt) == -ENOENT);
+	unlink(path);
+	CHECK(cgroup_find_mount(path, &mnt) == -ENOENT);
+}
+
+static void test_path_to_id(void)
+{
+	char path[PATH_MAX * 2];
+	uint64_t id = 0;
+
+	CHECK(cgroup_path_to_id(root, "a/b", &id) == 0 && id == ino_of("a/b"));
+	CHECK(cgroup_path_to_id(root, "a/b/", &id) == 0 && id == ino_of("a/b"));
+	CHECK(cgroup_path_to_id(root, "a//b", &id) == 0 && id == ino_of("a/b"));
+	CHECK(cgroup_path_to_id(root, "/a/b", &id) == 0 && id == ino_of("a/b"));
+	CHECK(cgroup_path_to_id(root, "a/b/../../c", &id) == 0 && id == ino_of("c"));
+	CHECK(cgroup_path_to_id(root, ".", &id) == 0 && id == ino_of("."));
+	CHECK(cgroup_path_to_id(root, "/", &id) == 0 && id == ino_of("."));
+	snprintf(path, sizeof(path), "%s/a", root);
+	CHECK(cgroup_path_to_id(root, path, &id) == 0 && id == ino_of("a"));
+	CHECK(cgroup_path_to_id(root, root, &id) == 0 && id == ino_of("."));
+	snprintf(path, sizeof(path), "%s/", root);	/* root given with a '/' */
+	CHECK(cgroup_path_to_id(path, "c", &id) == 0 && id == ino_of("c"));
+
+	CHECK(cgroup_path_to_id(root, "nope", &id) == -ENOENT);
+	CHECK(cgroup_path_to_id(root, "a/nope", &id) == -ENOENT);
+	CHECK(cgroup_path_to_id(root, "a/file", &id) == -ENOTDIR);
+	CHECK(cgroup_path_to_id(root, "..", &id) == -EXDEV);
+	CHECK(cgroup_path_to_id(root, "a/../..", &id) == -EXDEV);
+	CHECK(cgroup_path_to_id(root, "out", &id) == -EXDEV);	/* symlink to / */
+	snprintf(path, sizeof(path), "%s/nonexistent-root", root);
+	CHECK(cgroup_path_to_id(path, "a", &id) == -ENOENT);
+}
+
+static void test_ids_to_paths(void)
+{
+	uint64_t ids[] = {
+		ino_of("a/b"), ino_of("."), 1, ino_of("c"), ino_of("a/b"),
+		ino_of("with=equal"),
+	};
+	char *paths[6];
+	size_t i;
+
+	CHECK(cgroup_ids_to_paths(root, ids, 6, paths) == 0);
+	CHECK_STR(paths[0], "a/b");
+	CHECK_STR(paths[1], "/");
+	CHECK(paths[2] == NULL);	/* no such cgroup */
+	CHECK_STR(paths[3], "c");
+	CHECK_STR(paths[4], "a/b");
+	CHECK_STR(paths[5], "with=equal");
+	for (i = 0; i < 6; i++)
+		free(paths[i]);
+
+	CHECK(cgroup_ids_to_paths(root, ids, 0, paths) == 0);
+	CHECK(cgroup_ids_to_paths("/nonexistent/cgroup", ids, 1, paths) == -ENOENT);
+	CHECK(paths[0] == NULL);
+}
+
+/* What iobandctl stat does: table ids back to the paths they came from. */
+static void test_cgroup_round_trip(void)
+{
+	const char *const rels[] = { "a", "a/b", "c" };
+	uint64_t ids[3];
+	char *paths[3];
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		CHECK(cgroup_path_to_id(root, rels[i], &ids[i]) == 0);
+	CHECK(cgroup_ids_to_paths(root, ids, 3, paths) == 0);
+	for (i = 0; i < 3; i++) {
+		CHECK_STR(paths[i], rels[i]);
+		free(paths[i]);
+	}
+}
+
+#define TEST(fn) { &#fn[5], fn }	/* drop "test_" */
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} tests[] = {
+	TEST(test_parse_weight),
+	TEST(test_split_weight_arg),
+	TEST(test_size_to_human),
+	TEST(test_format_default_only),
+	TEST(test_format_cgroup_weights),
+	TEST(test_add_weight_checks),
+	TEST(test_format_rejects),
+	TEST(test_valid_domain),
+	TEST(test_parse_table_kernel_line),
+	TEST(test_parse_table_round_trip),
+	TEST(test_parse_table_malformed),
+	TEST(test_parse_status_example),
+	TEST(test_parse_status_default_only),
+	TEST(test_parse_status_many_groups),
+	TEST(test_parse_status_malformed),
+	TEST(test_parse_status_every_prefix),
+	TEST(test_find_mount),
+	TEST(test_path_to_id),
+	TEST(test_ids_to_paths),
+	TEST(test_cgroup_round_trip),
+};
+
+int main(void)
+{
+	size_t i, passed = 0, nfailed = 0;
+
+	make_tree();
+	for (i = 0; i < sizeof(tests) / sizeof(*tests); i++) {
+		failed = 0;
+		tests[i].fn();
+		printf("%s %s\n", failed ? "FAIL" : "PASS", tests[i].name);
+		fflush(stdout);
+		if (failed)
+			nfailed++;
+		else
+			passed++;
+	}
+	remove_tree();
+	printf("%zu passed, %zu failed\n", passed, nfailed);
+	return nfailed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

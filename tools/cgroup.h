@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cgroup v2 paths and ids. A cgroup's id, as dm-ioband takes it, is the
+ * inode number of its directory; these functions take the mount root as an
+ * argument so the tests can use any directory tree.
+ */
+#ifndef IOBAND_CGROUP_H
+#define IOBAND_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int cgroup_find_mount(const char *mountinfo, char **mnt);
+int cgroup_path_to_id(const char *root, const char *path, uint64_t *id);
+int cgroup_ids_to_paths(const char *root, const uint64_t *ids, size_t n,
+			char **paths);
+
+#endif /* IOBAND_CGROUP_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The dm-ioband table and status formats, as pure functions: no
+ * libdevmapper, no I/O, so the unit tests and the fuzzer link them alone.
+ */
+#ifndef IOBAND_H
+#define IOBAND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IOBAND_TARGET_NAME	"ioband"
+#define IOBAND_DOMAIN_MAX	31	/* characters of an ioband_device_id */
+#define IOBAND_WEIGHT_MIN	1
+#define IOBAND_WEIGHT_MAX	32767
+#define IOBAND_WEIGHT_DEFAULT	100
+#define IOBAND_TYPE_MAX		15	/* longest group_type or policy name */
+#define IOBAND_STATUS_FIELDS	7	/* tokens per group in the status line */
+
+struct ioband_weight {
+	uint64_t id;
+	unsigned int weight;
+};
+
+/* The constructor arguments: what follows "<start> <len> ioband". */
+struct ioband_table {
+	char *device;				/* path or major:minor */
+	char domain[IOBAND_DOMAIN_MAX + 1];	/* ioband_device_id */
+	unsigned int io_throttle;		/* 0 = kernel default */
+	unsigned int io_limit;			/* 0 = kernel default */
+	char group_type[IOBAND_TYPE_MAX + 1];
+	char policy[IOBAND_TYPE_MAX + 1];
+	unsigned int token_base;		/* 0 = kernel default */
+	unsigned int default_weight;
+	size_t nr_weights;
+	struct ioband_weight *weights;
+};
+
+struct ioband_group_stat {
+	int is_default;		/* the status line spells its id "-1" */
+	uint64_t id;		/* meaningless for the default group */
+	uint64_t reads;
+	uint64_t delayed_reads;
+	uint64_t read_sectors;
+	uint64_t writes;
+	uint64_t delayed_writes;
+	uint64_t write_sectors;
+};
+
+/* What follows "<start> <len> ioband" in the status line. */
+struct ioband_status {
+	char domain[IOBAND_DOMAIN_MAX + 1];
+	size_t nr_groups;
+	struct ioband_group_stat *groups;	/* groups[0] is the default */
+};
+
+int ioband_valid_domain(const char *domain);
+int ioband_valid_group_type(const char *type);
+int ioband_valid_policy(const char *policy);
+
+int ioband_parse_weight(const char *str, unsigned int *weight);
+int ioband_split_weight_arg(const char *arg, char **key, unsigned int *weight);
+
+int ioband_table_add_weight(struct ioband_table *t, uint64_t id,
+			    unsigned int weight);
+const struct ioband_weight *ioband_table_find_weight(const struct ioband_table *t,
+						     uint64_t id);
+int ioband_format_params(const struct ioband_table *t, char **params);
+int ioband_parse_table(const char *params, struct ioband_table *out);
+void ioband_table_free(struct ioband_table *t);
+
+int ioband_parse_status(const char *params, struct ioband_status *out);
+void ioband_status_free(struct ioband_status *st);
+
+void ioband_size_to_human(uint64_t bytes, char *buf, size_t len);
+
+#endif /* IOBAND_H */
