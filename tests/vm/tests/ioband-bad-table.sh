@@ -55,7 +55,7 @@ if echo "0 $size ioband $dev good 0 0 cgroup weight 0 :100 $a:0" | dmsetup load 
 	fail "dmsetup load accepted weight 0"
 fi
 dmsetup resume bad-live
-assert_eq "$good" "$(dmsetup table bad-live)" "table after a rejected reload"
+assert_eq "$(dmsetup table bad-live)" "$good" "table after a rejected reload"
 fio --name=after --filename=/dev/mapper/bad-live --direct=1 --rw=randrw --bs=4k \
 	--size=16M --verify=crc32c --verify_fatal=1 --output=fio.txt ||
 	{ cat fio.txt; fail "IO after a rejected reload failed"; }

@@ -25,14 +25,14 @@ read_direct() { # CGROUP COUNT: COUNT 4k O_DIRECT reads
 read_direct dr-a 1000
 read_direct dr-b 300
 read_direct dr-a/child 200
-assert_eq "1200 9600" "$(reads "$a")" "reads and read sectors of dr-a (with its child)"
-assert_eq "300 2400" "$(reads "$b")" "reads and read sectors of dr-b"
-assert_eq "0 0" "$(reads -1)" "reads and read sectors of the default group"
+assert_eq "$(reads "$a")" "1200 9600" "reads and read sectors of dr-a (with its child)"
+assert_eq "$(reads "$b")" "300 2400" "reads and read sectors of dr-b"
+assert_eq "$(reads -1)" "0 0" "reads and read sectors of the default group"
 
 # The same reads from the root cgroup go to the default group.
 fio --name=r --filename=/dev/mapper/dr --direct=1 --rw=randread --bs=4k \
 	--number_ios=50 --size=128M --output=/dev/null
-assert_eq "50 400" "$(reads -1)" "reads of the default group after root reads"
+assert_eq "$(reads -1)" "50 400" "reads of the default group after root reads"
 
 dmsetup remove dr
 remove_nullb dr

@@ -13,10 +13,10 @@ lower=$(basename "$dev")
 
 for attr in write_cache discard_max_bytes write_zeroes_max_bytes fua; do
 	[ -e "/sys/block/$lower/queue/$attr" ] || continue
-	assert_eq "$(cat "/sys/block/$lower/queue/$attr")" \
-		"$(cat "/sys/block/$dm/queue/$attr")" "queue/$attr of ioband vs the device below"
+	assert_eq "$(cat "/sys/block/$dm/queue/$attr")" \
+		"$(cat "/sys/block/$lower/queue/$attr")" "queue/$attr of ioband vs the device below"
 done
-assert_eq "write back" "$(cat "/sys/block/$dm/queue/write_cache")" "flushes are passed"
+assert_eq "$(cat "/sys/block/$dm/queue/write_cache")" "write back" "flushes are passed"
 
 fio --name=direct --filename=/dev/mapper/pt --direct=1 --ioengine=psync \
 	--rw=randrw --bs=4k --size=64M --verify=crc32c --verify_fatal=1 \
