@@ -5,7 +5,7 @@
 . /ioband/lib.sh
 set -eu
 
-dev=$(make_nullb bad 64)
+dev=$(make_nullb bad 64 memory_backed=1)
 size=$(blockdev --getsz "$dev")
 cg_create bad-a
 a=$(cg_id bad-a)

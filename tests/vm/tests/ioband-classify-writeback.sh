@@ -12,7 +12,9 @@ cg_create wb-b
 a=$(cg_id wb-a)
 b=$(cg_id wb-b)
 dm_create wb "0 $size ioband $dev wb 0 0 cgroup weight 0 :100 $a:200 $b:100"
-mkfs.ext4 -q -F /dev/mapper/wb
+# No lazy init: ext4lazyinit would zero inode tables from a kernel thread
+# (the root cgroup) while the test measures.
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/mapper/wb
 mkdir -p /mnt/wb
 mount -t ext4 /dev/mapper/wb /mnt/wb
 sync
