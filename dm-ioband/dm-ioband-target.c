@@ -4,8 +4,15 @@
  * (cgroup v2 above all) by weight.
  *
  * This file is the device-mapper glue: table parsing, bio classification,
- * status and the target type. The groups live in ioband-core.c, plain C
- * shared with the userspace tests.
+ * holding and dispatching bios, suspend, status and the target type. The
+ * groups (ioband-core.c) and the choice of which held bio goes next
+ * (ioband-sched.c) are plain C shared with the userspace tests.
+ *
+ * map classifies a bio and asks the scheduler whether it may go down now;
+ * if not, the bio waits in its group's queue, threaded through its per-bio
+ * data, and map returns at once: a submitter never sleeps here. Completions
+ * (end_io) free a slot below and kick the dispatch worker, which sends the
+ * bios the scheduler picks with dm_submit_bio_remap(), under a plug.
  */
 
 #include <linux/device-mapper.h>
@@ -17,17 +24,16 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
 #include "ioband-core.h"
+#include "ioband-sched.h"
 
 #define DM_MSG_PREFIX "ioband"
 
 #ifndef CONFIG_BLK_CGROUP
 #error "dm-ioband needs a kernel with CONFIG_BLK_CGROUP"
 #endif
-
-/* Upper bound of io_throttle, io_limit and token_base. */
-#define IOBAND_MAX_TUNABLE	(1U << 20)
 
 enum ioband_group_type {
 	IOBAND_TYPE_NONE,
@@ -39,27 +45,32 @@ static const char * const ioband_group_type_names[] = {
 	[IOBAND_TYPE_CGROUP] = "cgroup",
 };
 
-enum ioband_policy {
-	IOBAND_POLICY_WEIGHT,
-};
-
 static const char * const ioband_policy_names[] = {
 	[IOBAND_POLICY_WEIGHT] = "weight",
+	[IOBAND_POLICY_WEIGHT_IOSIZE] = "weight-iosize",
 };
 
 struct ioband_c {
 	struct dm_dev *dev;
 	char domain_id[IOBAND_DOMAIN_ID_MAX + 1];
-	/* The tunables as the table gave them, 0 meaning "default". */
+	/* io_throttle and io_limit as the table gave them, 0 = default. */
 	unsigned int io_throttle;
 	unsigned int io_limit;
-	unsigned int token_base;
 	enum ioband_group_type group_type;
-	enum ioband_policy policy;
 
-	spinlock_t lock;		/* protects groups and their counters */
+	spinlock_t lock;	/* protects groups, their counters and sched */
 	struct ioband_group_set groups;
 	struct ioband_group **buckets;
+	struct ioband_sched sched;
+
+	struct workqueue_struct *wq;
+	struct work_struct dispatch_work;
+};
+
+/* Per-bio data: a held bio waits in its group's queue through @item. */
+struct ioband_bio {
+	struct ioband_sched_item item;
+	bool scheduled;		/* went through the scheduler: complete it */
 };
 
 /*
@@ -170,25 +181,49 @@ static struct ioband_group *__ioband_cgroup_group(struct ioband_c *ic,
 	return &ic->groups.default_group;
 }
 
-static void ioband_account(struct dm_target *ti, struct bio *bio,
-			   enum ioband_dir dir)
+/* The group that @bio, a read or write, is charged to. */
+static struct ioband_group *__ioband_classify(struct dm_target *ti,
+					      struct bio *bio)
 {
 	struct ioband_c *ic = ti->private;
 	struct cgroup_subsys_state *css;
-	struct ioband_group *group;
-	unsigned long flags;
 
-	rcu_read_lock();
-	spin_lock_irqsave(&ic->lock, flags);
-	group = &ic->groups.default_group;
+	lockdep_assert_held(&ic->lock);
 	if (ic->group_type == IOBAND_TYPE_CGROUP && ic->groups.nr_groups) {
 		css = ioband_bio_css(ti, bio);
 		if (css)
-			group = __ioband_cgroup_group(ic, css->cgroup);
+			return __ioband_cgroup_group(ic, css->cgroup);
 	}
-	ioband_group_account(group, dir, bio_sectors(bio));
-	spin_unlock_irqrestore(&ic->lock, flags);
-	rcu_read_unlock();
+	return &ic->groups.default_group;
+}
+
+static void ioband_kick(struct ioband_c *ic)
+{
+	queue_work(ic->wq, &ic->dispatch_work);
+}
+
+/* Sends down the bios the scheduler picks, while it picks any. */
+static void ioband_dispatch_work(struct work_struct *work)
+{
+	struct ioband_c *ic = container_of(work, struct ioband_c,
+					   dispatch_work);
+	struct ioband_sched_item *item;
+	struct ioband_bio *ib;
+	unsigned long flags;
+	struct blk_plug plug;
+
+	blk_start_plug(&plug);
+	for (;;) {
+		spin_lock_irqsave(&ic->lock, flags);
+		item = ioband_sched_next(&ic->sched, NULL);
+		spin_unlock_irqrestore(&ic->lock, flags);
+		if (!item)
+			break;
+		ib = container_of(item, struct ioband_bio, item);
+		dm_submit_bio_remap(dm_bio_from_per_bio_data(ib, sizeof(*ib)),
+				    NULL);
+	}
+	blk_finish_plug(&plug);
 }
 
 static int ioband_parse_name(const char *arg, const char * const *names,
@@ -230,8 +265,9 @@ static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as)
 		ti->error = "Cannot allocate the group table";
 		return -ENOMEM;
 	}
-	ioband_group_set_init(&ic->groups, IOBAND_DEFAULT_WEIGHT, ic->buckets,
-			      hash_bits);
+	ioband_group_set_init(&ic->groups, ic->buckets, hash_bits);
+	ioband_sched_entity_init(&ic->sched, &ic->groups.default_group.entity,
+				 IOBAND_DEFAULT_WEIGHT);
 
 	while ((arg = dm_shift_arg(as))) {
 		if (ioband_parse_group_weight(arg, &id, &weight, &is_default)) {
@@ -246,7 +282,9 @@ static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as)
 				return -EINVAL;
 			}
 			default_seen = true;
-			ic->groups.default_group.weight = weight;
+			ioband_sched_set_weight(&ic->sched,
+						&ic->groups.default_group.entity,
+						weight);
 			continue;
 		}
 
@@ -256,13 +294,13 @@ static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as)
 			return -ENOMEM;
 		}
 		group->id = id;
-		group->weight = weight;
 		if (!ioband_group_attach(&ic->groups, group)) {
 			kfree(group);
 			DMERR("group '%s': id %llu is given twice", arg, id);
 			ti->error = "group: the same <id> is given twice";
 			return -EINVAL;
 		}
+		ioband_sched_entity_init(&ic->sched, &group->entity, weight);
 	}
 	return 0;
 }
@@ -277,6 +315,8 @@ static void ioband_dtr(struct dm_target *ti)
 		kfree(group);
 	}
 	kvfree(ic->buckets);
+	if (ic->wq)
+		destroy_workqueue(ic->wq);
 	if (ic->dev)
 		dm_put_device(ti, ic->dev);
 	kfree(ic);
@@ -289,17 +329,19 @@ static void ioband_dtr(struct dm_target *ti)
  *   <policy> <token_base> [:<default weight>] [<id>:<weight>]...
  *
  * group_type: none | cgroup (ids are cgroup v2 ids, the inode numbers of
- * the cgroup directories). policy: weight. io_throttle, io_limit and
- * token_base: 0 means the default. The default weight is 100.
+ * the cgroup directories). policy: weight | weight-iosize. io_throttle,
+ * io_limit and token_base: 0 means the default; an io_limit below
+ * io_throttle is raised to it, as dm-ioband did. The default weight is 100.
  */
 static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	static const struct dm_arg _args[] = {
-		{0, IOBAND_MAX_TUNABLE, "io_throttle: want a number 0..1048576"},
-		{0, IOBAND_MAX_TUNABLE, "io_limit: want a number 0..1048576"},
-		{0, IOBAND_MAX_TUNABLE, "token_base: want a number 0..1048576"},
+		{0, IOBAND_MAX_IO_LIMIT, "io_throttle: want a number 0..65536"},
+		{0, IOBAND_MAX_IO_LIMIT, "io_limit: want a number 0..65536"},
+		{0, IOBAND_MAX_TOKEN_BASE, "token_base: want a number 0..1073741824"},
 	};
 	struct dm_arg_set as = { .argc = argc, .argv = argv };
+	struct ioband_sched_params params;
 	const char *device, *domain_id;
 	struct ioband_c *ic;
 	int ret;
@@ -344,14 +386,21 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ret = ioband_parse_name(dm_shift_arg(&as), ioband_policy_names,
 				ARRAY_SIZE(ioband_policy_names));
 	if (ret < 0) {
-		ti->error = "policy: unknown, want weight";
+		ti->error = "policy: unknown, want weight or weight-iosize";
 		goto bad;
 	}
-	ic->policy = ret;
+	ioband_sched_params_default(&params, ret);
 
-	ret = dm_read_arg(&_args[2], &as, &ic->token_base, &ti->error);
+	ret = dm_read_arg(&_args[2], &as, &params.token_base, &ti->error);
 	if (ret)
 		goto bad;
+	params.io_throttle = ic->io_throttle;
+	params.io_limit = ic->io_limit;
+	if (params.io_limit && params.io_limit < ic->io_throttle)
+		params.io_limit = ic->io_throttle;
+	if (!params.io_limit && IOBAND_DEFAULT_IO_LIMIT < ic->io_throttle)
+		params.io_limit = ic->io_throttle;
+	ioband_sched_init(&ic->sched, &params);
 
 	ret = ioband_parse_groups(ti, &as);
 	if (ret)
@@ -363,10 +412,21 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
+	ic->wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM, 0);
+	if (!ic->wq) {
+		ti->error = "Cannot allocate the dispatch workqueue";
+		ret = -ENOMEM;
+		goto bad;
+	}
+	INIT_WORK(&ic->dispatch_work, ioband_dispatch_work);
+
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	ti->num_secure_erase_bios = 1;
 	ti->num_write_zeroes_bios = 1;
+	ti->per_io_data_size = sizeof(struct ioband_bio);
+	/* dm_submit_bio_remap() accounts held bios when they go down. */
+	ti->accounts_remapped_io = true;
 	return 0;
 
 bad:
@@ -377,16 +437,92 @@ bad:
 static int ioband_map(struct dm_target *ti, struct bio *bio)
 {
 	struct ioband_c *ic = ti->private;
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+	struct ioband_group *group;
+	enum ioband_dir dir;
+	unsigned long flags;
+	bool now, kick;
 
-	if (bio_sectors(bio)) {
-		if (bio_op(bio) == REQ_OP_READ)
-			ioband_account(ti, bio, IOBAND_READ);
-		else if (bio_op(bio) == REQ_OP_WRITE)
-			ioband_account(ti, bio, IOBAND_WRITE);
-		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	}
+	ib->scheduled = false;
 	bio_set_dev(bio, ic->dev->bdev);
-	return DM_MAPIO_REMAPPED;
+	if (!bio_sectors(bio))
+		return DM_MAPIO_REMAPPED;	/* empty flush: never held */
+	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+
+	/* Discards and write-zeroes are neither counted nor held. */
+	if (bio_op(bio) == REQ_OP_READ)
+		dir = IOBAND_READ;
+	else if (bio_op(bio) == REQ_OP_WRITE)
+		dir = IOBAND_WRITE;
+	else
+		return DM_MAPIO_REMAPPED;
+
+	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir);
+	ib->scheduled = true;
+	rcu_read_lock();
+	spin_lock_irqsave(&ic->lock, flags);
+	group = __ioband_classify(ti, bio);
+	ioband_group_account(group, dir, bio_sectors(bio));
+	now = ioband_sched_submit(&ic->sched, &group->entity, &ib->item);
+	if (!now)
+		group->stats.delayed[dir]++;
+	kick = !now && ioband_sched_has_work(&ic->sched);
+	spin_unlock_irqrestore(&ic->lock, flags);
+	rcu_read_unlock();
+
+	if (kick)
+		ioband_kick(ic);
+	return now ? DM_MAPIO_REMAPPED : DM_MAPIO_SUBMITTED;
+}
+
+static int ioband_end_io(struct dm_target *ti, struct bio *bio,
+			 blk_status_t *error)
+{
+	struct ioband_c *ic = ti->private;
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+	unsigned long flags;
+	bool kick;
+
+	if (!ib->scheduled)
+		return DM_ENDIO_DONE;
+	spin_lock_irqsave(&ic->lock, flags);
+	kick = ioband_sched_complete(&ic->sched, &ib->item);
+	spin_unlock_irqrestore(&ic->lock, flags);
+	if (kick)
+		ioband_kick(ic);
+	return DM_ENDIO_DONE;
+}
+
+/*
+ * dm waits for every bio we hold before it suspends: send them all down,
+ * and every new one at once, until resume.
+ */
+static void ioband_set_passthrough(struct ioband_c *ic, bool on)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ic->lock, flags);
+	ioband_sched_set_passthrough(&ic->sched, on);
+	spin_unlock_irqrestore(&ic->lock, flags);
+}
+
+static void ioband_presuspend(struct dm_target *ti)
+{
+	struct ioband_c *ic = ti->private;
+
+	ioband_set_passthrough(ic, true);
+	ioband_kick(ic);
+	flush_workqueue(ic->wq);
+}
+
+static void ioband_presuspend_undo(struct dm_target *ti)
+{
+	ioband_set_passthrough(ti->private, false);
+}
+
+static void ioband_resume(struct dm_target *ti)
+{
+	ioband_set_passthrough(ti->private, false);
 }
 
 static void ioband_emit_group(const struct ioband_group *group, bool is_default,
@@ -431,10 +567,11 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 		DMEMIT("%s %s %u %u %s %s %u :%u", ic->dev->name, ic->domain_id,
 		       ic->io_throttle, ic->io_limit,
 		       ioband_group_type_names[ic->group_type],
-		       ioband_policy_names[ic->policy], ic->token_base,
-		       ic->groups.default_group.weight);
+		       ioband_policy_names[ic->sched.params.policy],
+		       ic->sched.params.token_base,
+		       ic->groups.default_group.entity.weight);
 		for (group = ic->groups.first; group; group = group->next)
-			DMEMIT(" %llu:%u", group->id, group->weight);
+			DMEMIT(" %llu:%u", group->id, group->entity.weight);
 		spin_unlock_irqrestore(&ic->lock, flags);
 		break;
 
@@ -443,7 +580,8 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 		DMEMIT(",device_name=%s,ioband_device_id=%s,group_type=%s,policy=%s,groups=%u;",
 		       ic->dev->name, ic->domain_id,
 		       ioband_group_type_names[ic->group_type],
-		       ioband_policy_names[ic->policy], ic->groups.nr_groups);
+		       ioband_policy_names[ic->sched.params.policy],
+		       ic->groups.nr_groups);
 		break;
 	}
 }
@@ -463,6 +601,10 @@ static struct target_type ioband_target = {
 	.ctr = ioband_ctr,
 	.dtr = ioband_dtr,
 	.map = ioband_map,
+	.end_io = ioband_end_io,
+	.presuspend = ioband_presuspend,
+	.presuspend_undo = ioband_presuspend_undo,
+	.resume = ioband_resume,
 	.status = ioband_status,
 	.iterate_devices = ioband_iterate_devices,
 };

@@ -60,14 +60,13 @@ unsigned int ioband_hash_bits_for(unsigned int nr_groups)
 	return bits;
 }
 
-void ioband_group_set_init(struct ioband_group_set *set, u32 default_weight,
+void ioband_group_set_init(struct ioband_group_set *set,
 			   struct ioband_group **buckets,
 			   unsigned int hash_bits)
 {
 	struct ioband_group_set empty = { 0 };
 
 	*set = empty;
-	set->default_group.weight = default_weight;
 	set->buckets = buckets;
 	set->hash_bits = hash_bits;
 }

@@ -11,31 +11,14 @@
 #ifndef IOBAND_CORE_H
 #define IOBAND_CORE_H
 
-#ifdef __KERNEL__
-#include <linux/types.h>
-#else
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-typedef uint64_t u64;
-typedef uint32_t u32;
-#endif
-
-#define IOBAND_MIN_WEIGHT	1
-#define IOBAND_MAX_WEIGHT	32767
-#define IOBAND_DEFAULT_WEIGHT	100
+#include "ioband-types.h"
+#include "ioband-sched.h"
 
 /* The longest ioband_device_id, as in the original dm-ioband. */
 #define IOBAND_DOMAIN_ID_MAX	31
 
 /* Smallest hash table: 2^IOBAND_MIN_HASH_BITS buckets. */
 #define IOBAND_MIN_HASH_BITS	6
-
-enum ioband_dir {
-	IOBAND_READ,
-	IOBAND_WRITE,
-	IOBAND_NR_DIRS
-};
 
 /* What `dmsetup status` reports for one group. */
 struct ioband_group_stats {
@@ -46,7 +29,7 @@ struct ioband_group_stats {
 
 struct ioband_group {
 	u64 id;				/* cgroup id, uid, ...; unused for the default group */
-	u32 weight;
+	struct ioband_sched_entity entity;	/* its weight and held bios */
 	struct ioband_group_stats stats;
 	struct ioband_group *hash_next;	/* chain of the id's hash bucket */
 	struct ioband_group *next;	/* attach order, for status and table */
@@ -70,7 +53,7 @@ struct ioband_group_set {
 unsigned int ioband_hash_bits_for(unsigned int nr_groups);
 
 /* @buckets: 2^@hash_bits zeroed pointers, owned by the caller. */
-void ioband_group_set_init(struct ioband_group_set *set, u32 default_weight,
+void ioband_group_set_init(struct ioband_group_set *set,
 			   struct ioband_group **buckets,
 			   unsigned int hash_bits);
 
@@ -78,7 +61,7 @@ struct ioband_group *ioband_group_find(const struct ioband_group_set *set,
 				       u64 id);
 
 /*
- * Adds @group, whose id and weight the caller has set. Returns false,
+ * Adds @group, whose id the caller has set. Returns false,
  * changing nothing, when a group with that id is already attached.
  */
 bool ioband_group_attach(struct ioband_group_set *set,

@@ -18,7 +18,7 @@ static void fixture_init(struct fixture *f, unsigned int nr_groups)
 
 	f->buckets = calloc(1U << bits, sizeof(*f->buckets));
 	f->groups = calloc(nr_groups ? nr_groups : 1, sizeof(*f->groups));
-	ioband_group_set_init(&f->set, IOBAND_DEFAULT_WEIGHT, f->buckets, bits);
+	ioband_group_set_init(&f->set, f->buckets, bits);
 }
 
 static void fixture_free(struct fixture *f)
@@ -35,7 +35,6 @@ TEST(empty_set_finds_nothing)
 	CHECK(ioband_group_find(&f.set, 1) == NULL);
 	CHECK(f.set.nr_groups == 0);
 	CHECK(f.set.first == NULL);
-	CHECK(f.set.default_group.weight == IOBAND_DEFAULT_WEIGHT);
 	fixture_free(&f);
 }
 
@@ -49,7 +48,6 @@ TEST(attach_then_find_each_id)
 	fixture_init(&f, n);
 	for (i = 0; i < n; i++) {
 		f.groups[i].id = ids[i];
-		f.groups[i].weight = i + 1;
 		CHECK(ioband_group_attach(&f.set, &f.groups[i]));
 	}
 	CHECK(f.set.nr_groups == n);

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scenario files for ioband-sim. One statement per line, '#' starts a
+ * comment, words are separated by blanks, and every setting is key=value.
+ * Times take a unit: ns, us, ms or s (a bare number is nanoseconds).
+ *
+ *   device  per_io=TIME per_sector=TIME depth=N
+ *   sched   policy=weight|weight-iosize token_base=N io_throttle=N
+ *           io_limit=N carryover=N          (0 = default, as in a table)
+ *   run     duration=TIME warmup=TIME seed=N vtime_start=N
+ *   group   NAME weight=N PATTERN [size=N | size=MIN-MAX] [write=PCT]
+ *           [think=TIME] [on=TIME off=TIME] [start=TIME] [stop=TIME]
+ *      PATTERN is one of
+ *           closed=N        N IOs outstanding (backlogged when N > io_limit)
+ *           rate=IOPS       open loop, fixed interval
+ *           poisson=IOPS    open loop, exponential intervals
+ *           idle            no IO
+ *      The group named "default" is the default group (group 0): it
+ *      exists with weight 100 and no IO unless a line sets it.
+ *   at TIME weight NAME N | detach NAME | passthrough on|off |
+ *           policy weight|weight-iosize | io_limit N | io_throttle N |
+ *           token_base N | carryover N
+ *
+ * Sizes are in sectors of 512 bytes; write is the percentage of writes.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#define MAX_WORDS 32
+
+static int fail(char *err, size_t len, unsigned int line, const char *fmt,
+		...)
+{
+	va_list ap;
+	int n = snprintf(err, len, "line %u: ", line);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < len)
+		vsnprintf(err + n, len - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int parse_u64(const char *s, u64 *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_time(const char *s, u64 *out)
+{
+	static const struct { const char *suffix; u64 mult; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
+		{ "s", 1000000000ULL },
+	};
+	char *end;
+	double v;
+	unsigned int i;
+
+	if (!*s || *s == '-')
+		return -1;
+	v = strtod(s, &end);
+	if (end == s)
+		return -1;
+	if (!*end) {
+		*out = (u64)v;
+		return 0;
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].suffix)) {
+			*out = (u64)(v * (double)units[i].mult + 0.5);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse_policy(const char *s, u64 *out)
+{
+	if (!strcmp(s, "weight"))
+		*out = IOBAND_POLICY_WEIGHT;
+	else if (!strcmp(s, "weight-iosize"))
+		*out = IOBAND_POLICY_WEIGHT_IOSIZE;
+	else
+		return -1;
+	return 0;
+}
+
+static int find_group(const struct sim_cfg *cfg, const char *name)
+{
+	u32 i;
+
+	for (i = 0; i < cfg->nr_groups; i++)
+		if (!strcmp(cfg->groups[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static int u32_setting(const char *v, u32 *out)
+{
+	u64 x;
+
+	if (parse_u64(v, &x) || x > 0xFFFFFFFFULL)
+		return -1;
+	*out = (u32)x;
+	return 0;
+}
+
+static int parse_group(struct sim_cfg *cfg, char **w, int nw, char *err,
+		       size_t len, unsigned int line)
+{
+	struct sim_group_cfg g = { 0 };
+	int idx, i;
+
+	if (nw < 2)
+		return fail(err, len, line, "group needs a name");
+	if (strlen(w[1]) >= SIM_NAME_MAX)
+		return fail(err, len, line, "group name too long");
+	strcpy(g.name, w[1]);
+	g.weight = IOBAND_DEFAULT_WEIGHT;
+	g.pattern = SIM_IDLE;
+	g.size_min = 8;
+	g.size_max = 8;
+	for (i = 2; i < nw; i++) {
+		char *key = w[i], *val = strchr(key, '=');
+		u64 x;
+		int bad = 0;
+
+		if (!strcmp(key, "idle")) {
+			g.pattern = SIM_IDLE;
+			continue;
+		}
+		if (!val)
+			return fail(err, len, line, "expected key=value: %s",
+				    key);
+		*val++ = '\0';
+		if (!strcmp(key, "weight")) {
+			bad = u32_setting(val, &g.weight) ||
+			      !ioband_weight_valid(g.weight);
+		} else if (!strcmp(key, "closed")) {
+			g.pattern = SIM_CLOSED;
+			bad = u32_setting(val, &g.depth) || !g.depth;
+		} else if (!strcmp(key, "rate") || !strcmp(key, "poisson")) {
+			g.pattern = SIM_OPEN;
+			g.poisson = key[0] == 'p';
+			bad = parse_u64(val, &x) || !x || x > 1000000000ULL;
+			if (!bad)
+				g.interval_ns = 1000000000ULL / x;
+		} else if (!strcmp(key, "size")) {
+			char *dash = strchr(val, '-');
+
+			if (dash) {
+				*dash++ = '\0';
+				bad = u32_setting(val, &g.size_min) ||
+				      u32_setting(dash, &g.size_max) ||
+				      g.size_max < g.size_min;
+			} else {
+				bad = u32_setting(val, &g.size_min);
+				g.size_max = g.size_min;
+			}
+		} else if (!strcmp(key, "write")) {
+			bad = u32_setting(val, &g.write_pct) ||
+			      g.write_pct > 100;
+		} else if (!strcmp(key, "think")) {
+			bad = parse_time(val, &g.think_ns);
+		} else if (!strcmp(key, "on")) {
+			bad = parse_time(val, &g.on_ns);
+		} else if (!strcmp(key, "off")) {
+			bad = parse_time(val, &g.off_ns);
+		} else if (!strcmp(key, "start")) {
+			bad = parse_time(val, &g.start_ns);
+		} else if (!strcmp(key, "stop")) {
+			bad = parse_time(val, &g.stop_ns);
+		} else {
+			return fail(err, len, line, "unknown group setting %s",
+				    key);
+		}
+		if (bad)
+			return fail(err, len, line, "bad value for %s: %s",
+				    key, val);
+	}
+	if (g.off_ns && !g.on_ns)
+		return fail(err, len, line, "off= needs on=");
+
+	idx = find_group(cfg, g.name);
+	if (idx < 0) {
+		struct sim_group_cfg *groups;
+
+		groups = realloc(cfg->groups,
+				 (cfg->nr_groups + 1) * sizeof(*groups));
+		if (!groups)
+			return fail(err, len, line, "out of memory");
+		cfg->groups = groups;
+		idx = (int)cfg->nr_groups++;
+	}
+	cfg->groups[idx] = g;
+	return 0;
+}
+
+static int parse_at(struct sim_cfg *cfg, char **w, int nw, char *err,
+		    size_t len, unsigned int line)
+{
+	struct sim_event_cfg ev = { 0 };
+	struct sim_event_cfg *events;
+	int g;
+
+	if (nw < 3 || parse_time(w[1], &ev.at_ns))
+		return fail(err, len, line, "expected: at TIME WHAT ...");
+	if (cfg->nr_events && ev.at_ns < cfg->events[cfg->nr_events - 1].at_ns)
+		return fail(err, len, line, "events must be in time order");
+	if (!strcmp(w[2], "weight") || !strcmp(w[2], "detach")) {
+		g = nw > 3 ? find_group(cfg, w[3]) : -1;
+		if (g < 0)
+			return fail(err, len, line, "unknown group");
+		ev.group = (u32)g;
+		if (w[2][0] == 'd') {
+			ev.kind = SIM_EV_DETACH;
+			if (!g)
+				return fail(err, len, line,
+					    "the default group cannot be detached");
+		} else {
+			ev.kind = SIM_EV_WEIGHT;
+			if (nw < 5 || parse_u64(w[4], &ev.value) ||
+			    !ioband_weight_valid(ev.value))
+				return fail(err, len, line, "bad weight");
+		}
+	} else if (!strcmp(w[2], "passthrough")) {
+		ev.kind = SIM_EV_PASSTHROUGH;
+		if (nw < 4 || (strcmp(w[3], "on") && strcmp(w[3], "off")))
+			return fail(err, len, line, "passthrough on|off");
+		ev.value = !strcmp(w[3], "on");
+	} else if (!strcmp(w[2], "policy")) {
+		ev.kind = SIM_EV_POLICY;
+		if (nw < 4 || parse_policy(w[3], &ev.value))
+			return fail(err, len, line, "bad policy");
+	} else {
+		static const struct { const char *name; enum sim_event_kind k; }
+		knobs[] = {
+			{ "io_limit", SIM_EV_IO_LIMIT },
+			{ "io_throttle", SIM_EV_IO_THROTTLE },
+			{ "token_base", SIM_EV_TOKEN_BASE },
+			{ "carryover", SIM_EV_CARRYOVER },
+		};
+		unsigned int i;
+
+		for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+			if (!strcmp(w[2], knobs[i].name))
+				break;
+		if (i == sizeof(knobs) / sizeof(knobs[0]))
+			return fail(err, len, line, "unknown event %s", w[2]);
+		ev.kind = knobs[i].k;
+		if (nw < 4 || parse_u64(w[3], &ev.value) ||
+		    ev.value > 0xFFFFFFFFULL)
+			return fail(err, len, line, "bad value");
+	}
+	events = realloc(cfg->events, (cfg->nr_events + 1) * sizeof(*events));
+	if (!events)
+		return fail(err, len, line, "out of memory");
+	cfg->events = events;
+	cfg->events[cfg->nr_events++] = ev;
+	return 0;
+}
+
+static int parse_settings(struct sim_cfg *cfg, char **w, int nw, char *err,
+			  size_t len, unsigned int line)
+{
+	int i;
+
+	for (i = 1; i < nw; i++) {
+		char *key = w[i], *val = strchr(key, '=');
+		u64 x = 0;
+		int bad;
+
+		if (!val)
+			return fail(err, len, line, "expected key=value: %s",
+				    key);
+		*val++ = '\0';
+		if (!strcmp(key, "per_io"))
+			bad = parse_time(val, &cfg->dev.per_io_ns);
+		else if (!strcmp(key, "per_sector"))
+			bad = parse_time(val, &cfg->dev.per_sector_ns);
+		else if (!strcmp(key, "depth"))
+			bad = u32_setting(val, &cfg->dev.depth) ||
+			      !cfg->dev.depth;
+		else if (!strcmp(key, "policy"))
+			bad = parse_policy(val, &x);
+		else if (!strcmp(key, "token_base"))
+			bad = u32_setting(val, &cfg->params.token_base);
+		else if (!strcmp(key, "io_throttle"))
+			bad = u32_setting(val, &cfg->params.io_throttle);
+		else if (!strcmp(key, "io_limit"))
+			bad = u32_setting(val, &cfg->params.io_limit);
+		else if (!strcmp(key, "carryover"))
+			bad = u32_setting(val, &cfg->params.carryover);
+		else if (!strcmp(key, "duration"))
+			bad = parse_time(val, &cfg->duration_ns);
+		else if (!strcmp(key, "warmup"))
+			bad = parse_time(val, &cfg->warmup_ns);
+		else if (!strcmp(key, "seed"))
+			bad = parse_u64(val, &cfg->seed);
+		else if (!strcmp(key, "vtime_start"))
+			bad = parse_u64(val, &cfg->vtime_start);
+		else
+			return fail(err, len, line, "unknown setting %s", key);
+		if (bad)
+			return fail(err, len, line, "bad value for %s: %s",
+				    key, val);
+		if (!strcmp(key, "policy"))
+			cfg->params.policy = (enum ioband_policy)x;
+	}
+	return 0;
+}
+
+int sim_parse(FILE *in, struct sim_cfg *cfg, char *err, size_t len)
+{
+	char buf[1024];
+	unsigned int line = 0;
+
+	sim_cfg_init(cfg);
+	while (fgets(buf, sizeof(buf), in)) {
+		char *w[MAX_WORDS], *hash, *tok, *save;
+		int nw = 0, rc;
+
+		line++;
+		hash = strchr(buf, '#');
+		if (hash)
+			*hash = '\0';
+		for (tok = strtok_r(buf, " \t\r\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\r\n", &save)) {
+			if (nw == MAX_WORDS)
+				return fail(err, len, line, "too many words");
+			w[nw++] = tok;
+		}
+		if (!nw)
+			continue;
+		if (!strcmp(w[0], "device") || !strcmp(w[0], "sched") ||
+		    !strcmp(w[0], "run"))
+			rc = parse_settings(cfg, w, nw, err, len, line);
+		else if (!strcmp(w[0], "group"))
+			rc = parse_group(cfg, w, nw, err, len, line);
+		else if (!strcmp(w[0], "at"))
+			rc = parse_at(cfg, w, nw, err, len, line);
+		else
+			rc = fail(err, len, line, "unknown statement %s", w[0]);
+		if (rc)
+			return rc;
+	}
+	if (!ioband_sched_params_valid(&cfg->params))
+		return fail(err, len, line, "sched settings out of range");
+	if (cfg->warmup_ns >= cfg->duration_ns)
+		return fail(err, len, line, "warmup must be below duration");
+	return 0;
+}

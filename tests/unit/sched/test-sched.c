@@ -1,0 +1,1077 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests of the scheduling core (ioband-sched.c): the tree, the tags and
+ * the properties its top comment states, each against the bound stated
+ * there. Two drivers:
+ *
+ *   - struct rig drives the core directly with an instant device: every
+ *     group keeps `depth` items outstanding (closed loop), and when
+ *     io_limit items are in flight the oldest completes. Counting is by
+ *     dispatch, which is what the bounds of section 3 are about.
+ *   - sim_run() (tests/sim) for the device-level properties: service
+ *     time per IO and per sector, queue depth, idle periods.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ioband-sched.h"
+#include "sim.h"
+#include "../test.h"
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+#define VT_ONE	(1ULL << IOBAND_VTIME_SHIFT)
+
+/* ---- Tree validation ---- */
+
+static int rb_check(const struct ioband_sched_entity *e,
+		    const struct ioband_sched_entity *parent, bool *ok)
+{
+	int left, right;
+
+	if (!e)
+		return 1;
+	if (e->rb_parent != parent)
+		*ok = false;
+	if (e->rb_red && ((e->rb_left && e->rb_left->rb_red) ||
+			  (e->rb_right && e->rb_right->rb_red)))
+		*ok = false;
+	if (e->rb_left && (s64)(e->start - e->rb_left->start) < 0)
+		*ok = false;
+	if (e->rb_right && (s64)(e->rb_right->start - e->start) < 0)
+		*ok = false;
+	if (!e->nr_queued)
+		*ok = false;
+	left = rb_check(e->rb_left, e, ok);
+	right = rb_check(e->rb_right, e, ok);
+	if (left != right)
+		*ok = false;
+	return left + !e->rb_red;
+}
+
+static u32 rb_count(const struct ioband_sched_entity *e)
+{
+	return e ? 1 + rb_count(e->rb_left) + rb_count(e->rb_right) : 0;
+}
+
+static bool tree_valid(const struct ioband_sched *sched)
+{
+	const struct ioband_sched_entity *min = sched->root;
+	bool ok = true;
+
+	if (sched->root && sched->root->rb_red)
+		return false;
+	rb_check(sched->root, NULL, &ok);
+	while (min && min->rb_left)
+		min = min->rb_left;
+	return ok && min == sched->leftmost;
+}
+
+/* ---- The rig: the core with an instant device ---- */
+
+struct rig_item {
+	struct ioband_sched_item si;
+	u32 group;
+};
+
+struct rig {
+	struct ioband_sched sched;
+	struct ioband_sched_entity *ents;
+	struct ioband_sched_entity **charge_to;	/* after a detach */
+	struct rig_item *items;
+	struct rig_item **ring;		/* in flight, oldest first */
+	u32 ring_head, ring_len, ring_cap;
+	u32 n, depth;
+	u32 *size;			/* sectors per item, per group */
+	bool *paused;			/* no resubmission */
+	u64 *ios, *sectors, *last_dispatch, *max_gap;
+	u64 submitted, dispatched, completed;
+	u64 clock;			/* dispatches so far */
+	u64 max_steps;			/* tree steps of one next() */
+};
+
+static void rig_submit(struct rig *r, struct rig_item *item)
+{
+	struct ioband_sched_entity *e = r->charge_to[item->group];
+
+	ioband_sched_item_init(&item->si, r->size[item->group], IOBAND_READ);
+	r->submitted++;
+	if (ioband_sched_submit(&r->sched, e, &item->si)) {
+		r->dispatched++;
+		r->ring[(r->ring_head + r->ring_len++) % r->ring_cap] = item;
+	}
+}
+
+static void rig_init(struct rig *r, u32 n, const u32 *weights,
+		     const struct ioband_sched_params *params, u32 depth)
+{
+	u32 i;
+
+	memset(r, 0, sizeof(*r));
+	r->n = n;
+	r->depth = depth;
+	ioband_sched_init(&r->sched, params);
+	r->ents = calloc(n, sizeof(*r->ents));
+	r->charge_to = calloc(n, sizeof(*r->charge_to));
+	r->items = calloc((size_t)n * depth, sizeof(*r->items));
+	r->ring_cap = n * depth;
+	r->ring = calloc(r->ring_cap, sizeof(*r->ring));
+	r->size = calloc(n, sizeof(*r->size));
+	r->paused = calloc(n, sizeof(*r->paused));
+	r->ios = calloc(n, sizeof(u64));
+	r->sectors = calloc(n, sizeof(u64));
+	r->last_dispatch = calloc(n, sizeof(u64));
+	r->max_gap = calloc(n, sizeof(u64));
+	for (i = 0; i < n; i++) {
+		ioband_sched_entity_init(&r->sched, &r->ents[i], weights[i]);
+		r->charge_to[i] = &r->ents[i];
+		r->size[i] = 8;
+	}
+}
+
+/* Every group submits its `depth` items. */
+static void rig_start(struct rig *r)
+{
+	u32 i, j;
+
+	for (j = 0; j < r->depth; j++)
+		for (i = 0; i < r->n; i++) {
+			struct rig_item *item = &r->items[i * r->depth + j];
+
+			item->group = i;
+			rig_submit(r, item);
+		}
+}
+
+static void rig_free(struct rig *r)
+{
+	free(r->ents);
+	free(r->charge_to);
+	free(r->items);
+	free(r->ring);
+	free(r->size);
+	free(r->paused);
+	free(r->ios);
+	free(r->sectors);
+	free(r->last_dispatch);
+	free(r->max_gap);
+}
+
+static void rig_reset_counts(struct rig *r)
+{
+	memset(r->ios, 0, r->n * sizeof(u64));
+	memset(r->sectors, 0, r->n * sizeof(u64));
+	memset(r->max_gap, 0, r->n * sizeof(u64));
+}
+
+/* Completes the oldest item in flight; its group re-issues it. */
+static void rig_complete_one(struct rig *r)
+{
+	struct rig_item *item = r->ring[r->ring_head];
+
+	r->ring_head = (r->ring_head + 1) % r->ring_cap;
+	r->ring_len--;
+	r->completed++;
+	ioband_sched_complete(&r->sched, &item->si);
+	if (!r->paused[item->group])
+		rig_submit(r, item);
+}
+
+/* Runs until @nr more dispatches through ioband_sched_next(). */
+static void rig_run(struct rig *r, u64 nr)
+{
+	while (nr) {
+		struct ioband_sched_entity *e;
+		struct ioband_sched_item *si;
+		u64 steps = r->sched.stats.tree_steps;
+		struct rig_item *item;
+		u32 g;
+
+		si = ioband_sched_next(&r->sched, &e);
+		if (!si) {
+			if (!r->ring_len)
+				return;
+			rig_complete_one(r);
+			continue;
+		}
+		steps = r->sched.stats.tree_steps - steps;
+		if (steps > r->max_steps)
+			r->max_steps = steps;
+		item = container_of(si, struct rig_item, si);
+		g = item->group;
+		r->dispatched++;
+		r->clock++;
+		r->ios[g]++;
+		r->sectors[g] += si->sectors;
+		if (r->clock - r->last_dispatch[g] > r->max_gap[g])
+			r->max_gap[g] = r->clock - r->last_dispatch[g];
+		r->last_dispatch[g] = r->clock;
+		r->ring[(r->ring_head + r->ring_len++) % r->ring_cap] = item;
+		nr--;
+	}
+}
+
+/* Completes everything: nothing held, nothing in flight. */
+static void rig_drain(struct rig *r)
+{
+	u32 i;
+
+	for (i = 0; i < r->n; i++)
+		r->paused[i] = true;
+	for (;;) {
+		struct ioband_sched_item *si = ioband_sched_next(&r->sched,
+								  NULL);
+
+		if (si) {
+			r->dispatched++;
+			r->ring[(r->ring_head + r->ring_len++) % r->ring_cap] =
+				container_of(si, struct rig_item, si);
+		} else if (r->ring_len) {
+			rig_complete_one(r);
+		} else {
+			break;
+		}
+	}
+}
+
+static void params_for(struct ioband_sched_params *p, enum ioband_policy policy,
+		       u32 io_limit, u32 carryover)
+{
+	ioband_sched_params_default(p, policy);
+	p->io_limit = io_limit;
+	p->io_throttle = 1;
+	p->carryover = carryover;
+}
+
+/*
+ * Section 3's share bound for groups all backlogged over the window:
+ * |got - T w_g / W| <= c_g + w_g sum(c) / W + 2 C w_g + T 2^-16,
+ * C = carryover * token_base / W. Returns the largest deviation over
+ * max(bound, 2% of expected); <= 1 passes. *@strict counts groups whose
+ * deviation was within 2% of their expected share.
+ */
+static double share_check(const struct rig *r, const u64 *got,
+			  const u64 *cost, u32 *within_2pct)
+{
+	u64 total = 0, wsum = 0, csum = 0;
+	double worst = 0, credit;
+	u32 i;
+
+	for (i = 0; i < r->n; i++) {
+		total += got[i];
+		wsum += r->ents[i].weight;
+		csum += cost[i];
+	}
+	credit = (double)r->sched.params.carryover * r->sched.token_base /
+		 wsum;
+	*within_2pct = 0;
+	for (i = 0; i < r->n; i++) {
+		u32 w = r->ents[i].weight;
+		double expect = (double)total * w / wsum;
+		double bound = cost[i] + (double)w * csum / wsum +
+			       2 * credit * w + total / 65536.0;
+		double dev = fabs((double)got[i] - expect);
+		double allowed = bound > 0.02 * expect ? bound : 0.02 * expect;
+
+		if (dev <= 0.02 * expect)
+			(*within_2pct)++;
+		if (dev / allowed > worst)
+			worst = dev / allowed;
+	}
+	return worst;
+}
+
+/* ---- Basics ---- */
+
+TEST(params_defaults_and_validation)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+
+	ioband_sched_params_default(&p, IOBAND_POLICY_WEIGHT);
+	CHECK(ioband_sched_params_valid(&p));
+	ioband_sched_init(&s, &p);
+	CHECK(s.token_base == IOBAND_DEFAULT_TOKEN_BASE);
+	CHECK(s.io_limit == IOBAND_DEFAULT_IO_LIMIT);
+	CHECK(s.io_throttle == IOBAND_DEFAULT_IO_THROTTLE);
+	CHECK(s.params.carryover == IOBAND_DEFAULT_CARRYOVER);
+
+	/* token_base 0 follows the policy */
+	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_WEIGHT_IOSIZE));
+	CHECK(s.token_base == IOBAND_DEFAULT_TOKEN_BASE_IOSIZE);
+	CHECK(ioband_sched_set_token_base(&s, 5000));
+	CHECK(s.token_base == 5000);
+	CHECK(!ioband_sched_set_policy(&s, IOBAND_NR_POLICIES));
+
+	/* io_throttle <= io_limit, both ways */
+	CHECK(ioband_sched_set_io_limit(&s, 8));
+	CHECK(!ioband_sched_set_io_throttle(&s, 9));
+	CHECK(ioband_sched_set_io_throttle(&s, 8));
+	CHECK(!ioband_sched_set_io_limit(&s, 7));
+	CHECK(s.io_limit == 8 && s.io_throttle == 8);
+	CHECK(!ioband_sched_set_io_limit(&s, IOBAND_MAX_IO_LIMIT + 1));
+	CHECK(!ioband_sched_set_carryover(&s, IOBAND_MAX_CARRYOVER + 1));
+	CHECK(!ioband_sched_set_token_base(&s, IOBAND_MAX_TOKEN_BASE + 1));
+}
+
+TEST(credit_is_carryover_epochs_of_vtime)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity a, b;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 8, 3);
+	p.token_base = 1000;
+	ioband_sched_init(&s, &p);
+	CHECK(s.credit == 0);			/* no weight yet */
+	ioband_sched_entity_init(&s, &a, 100);
+	ioband_sched_entity_init(&s, &b, 300);
+	/* 3 epochs x 1000 tokens / 400 weight, in 2^32 units */
+	CHECK(s.credit == (3000ULL << 32) / 400);
+	CHECK(ioband_sched_set_weight(&s, &b, 900));
+	CHECK(s.credit == (3000ULL << 32) / 1000);
+	CHECK(!ioband_sched_set_weight(&s, &b, 0));
+	CHECK(!ioband_sched_set_weight(&s, &b, 32768));
+	ioband_sched_detach(&s, &b, &a);
+	CHECK(s.credit == (3000ULL << 32) / 100);
+	CHECK(ioband_sched_set_carryover(&s, 0));
+	CHECK(s.credit == 0);
+	/* the largest knobs clamp rather than overflow */
+	CHECK(ioband_sched_set_carryover(&s, IOBAND_MAX_CARRYOVER));
+	CHECK(ioband_sched_set_token_base(&s, IOBAND_MAX_TOKEN_BASE));
+	CHECK(s.credit == (1ULL << 61) / 100);
+}
+
+TEST(submit_dispatches_at_once_until_io_limit)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity a;
+	struct ioband_sched_item items[4];
+	int i;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 2, 0);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, &a, 100);
+	for (i = 0; i < 4; i++)
+		ioband_sched_item_init(&items[i], 8, IOBAND_WRITE);
+	CHECK(ioband_sched_submit(&s, &a, &items[0]));
+	CHECK(ioband_sched_submit(&s, &a, &items[1]));
+	CHECK(!ioband_sched_submit(&s, &a, &items[2]));
+	CHECK(!ioband_sched_submit(&s, &a, &items[3]));
+	CHECK(s.in_flight == 2 && s.nr_queued == 2 && a.nr_queued == 2);
+	CHECK(!ioband_sched_has_work(&s));
+	CHECK(ioband_sched_next(&s, NULL) == NULL);
+	CHECK(ioband_sched_complete(&s, &items[0]));	/* has work */
+	CHECK(ioband_sched_next(&s, NULL) == &items[2]);	/* FIFO */
+	CHECK(ioband_sched_next(&s, NULL) == NULL);
+	CHECK(ioband_sched_complete(&s, &items[1]));	/* items[3] held */
+	CHECK(ioband_sched_next(&s, NULL) == &items[3]);
+	CHECK(!ioband_sched_has_work(&s));
+	ioband_sched_complete(&s, &items[2]);
+	ioband_sched_complete(&s, &items[3]);
+	CHECK(ioband_sched_idle(&s));
+	CHECK(s.root == NULL && s.leftmost == NULL);
+}
+
+TEST(tree_stays_valid_under_random_operations)
+{
+	enum { N = 300, ITEMS = 4000 };
+	static struct ioband_sched_entity ents[N];
+	static struct ioband_sched_item items[ITEMS];
+	static struct ioband_sched_item *inflight[ITEMS];
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	u64 rng = 42;
+	u32 i, nr_inflight = 0, next_item = 0, step;
+	bool ok = true;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT_IOSIZE, 16, 1);
+	ioband_sched_init(&s, &p);
+	s.vtime = ~0ULL - (1ULL << 40);		/* cross the wrap too */
+	for (i = 0; i < N; i++)
+		ioband_sched_entity_init(&s, &ents[i],
+					 1 + sim_rand(&rng) % 32767);
+	for (step = 0; step < 200000 && ok; step++) {
+		u64 r = sim_rand(&rng) % 100;
+
+		if (r < 45 && next_item < ITEMS) {
+			struct ioband_sched_item *it = &items[next_item++];
+
+			ioband_sched_item_init(it, 1 + sim_rand(&rng) % 2048,
+					       IOBAND_READ);
+			if (ioband_sched_submit(&s, &ents[sim_rand(&rng) % N],
+						it))
+				inflight[nr_inflight++] = it;
+		} else if (r < 90) {
+			struct ioband_sched_item *it = ioband_sched_next(&s,
+									 NULL);
+
+			if (it)
+				inflight[nr_inflight++] = it;
+			else if (nr_inflight)
+				ioband_sched_complete(&s,
+						      inflight[--nr_inflight]);
+		} else if (r < 99 && nr_inflight) {
+			u32 k = sim_rand(&rng) % nr_inflight;
+
+			ioband_sched_complete(&s, inflight[k]);
+			inflight[k] = inflight[--nr_inflight];
+		} else {
+			u32 k = sim_rand(&rng) % N;
+
+			ioband_sched_set_weight(&s, &ents[k],
+						1 + sim_rand(&rng) % 32767);
+		}
+		if (next_item == ITEMS && !s.nr_queued && !nr_inflight)
+			next_item = 0;	/* every item is free again */
+		if (step % 97 == 0) {
+			u32 queued = 0, backlogged = 0;
+
+			for (i = 0; i < N; i++) {
+				queued += ents[i].nr_queued;
+				backlogged += ents[i].nr_queued > 0;
+			}
+			ok = tree_valid(&s) && queued == s.nr_queued &&
+			     rb_count(s.root) == backlogged &&
+			     s.in_flight == nr_inflight;
+		}
+	}
+	CHECK(ok);
+	CHECK(tree_valid(&s));
+}
+
+/* ---- Proportional shares, all groups backlogged ---- */
+
+static void proportional_case(u32 n, const u32 *weights,
+			      enum ioband_policy policy, const u32 *sizes,
+			      u64 dispatches, bool require_2pct_all)
+{
+	struct ioband_sched_params p;
+	struct rig r;
+	u64 *cost = calloc(n, sizeof(u64));
+	u32 i, within;
+	double worst;
+
+	params_for(&p, policy, 16, 0);
+	rig_init(&r, n, weights, &p, 18);
+	for (i = 0; i < n; i++) {
+		if (sizes)
+			r.size[i] = sizes[i];
+		cost[i] = policy == IOBAND_POLICY_WEIGHT ? 1 : r.size[i];
+	}
+	rig_start(&r);
+	rig_run(&r, 10 * n);
+	rig_reset_counts(&r);
+	rig_run(&r, dispatches);
+	worst = share_check(&r, policy == IOBAND_POLICY_WEIGHT ? r.ios :
+			    r.sectors, cost, &within);
+	if (worst > 1 || (require_2pct_all && within != n))
+		fprintf(stderr, "  %u groups, %s: worst %.3f of bound, %u/%u within 2%%\n",
+			n, policy == IOBAND_POLICY_WEIGHT ? "weight" :
+			"weight-iosize", worst, within, n);
+	CHECK(worst <= 1);
+	if (require_2pct_all)
+		CHECK(within == n);
+	rig_drain(&r);
+	CHECK(r.submitted == r.dispatched && r.dispatched == r.completed);
+	rig_free(&r);
+	free(cost);
+}
+
+TEST(proportional_2_groups_32767_to_1)
+{
+	static const u32 w[] = { 32767, 1 };
+	static const u32 sz[] = { 8, 16 };
+	static const u32 sz_big[] = { 8, 2048 };
+
+	/*
+	 * 50 x 32768 dispatches: weight 1 gets ~50, so one IO either way is
+	 * within 2%. Under weight-iosize its IOs are twice as big: ~55 of
+	 * them in 3.6 M dispatches.
+	 */
+	proportional_case(2, w, IOBAND_POLICY_WEIGHT, NULL, 50 * 32768, true);
+	proportional_case(2, w, IOBAND_POLICY_WEIGHT_IOSIZE, sz, 3600000, true);
+	/* 1 MiB IOs at weight 1: less than one IO's worth; the bound holds */
+	proportional_case(2, w, IOBAND_POLICY_WEIGHT_IOSIZE, sz_big, 3600000,
+			  false);
+}
+
+TEST(proportional_3_groups)
+{
+	static const u32 w[] = { 1, 100, 32767 };
+	static const u32 sz[] = { 8, 64, 256 };
+
+	proportional_case(3, w, IOBAND_POLICY_WEIGHT, NULL, 50 * 32868, true);
+	proportional_case(3, w, IOBAND_POLICY_WEIGHT_IOSIZE, sz, 3000000,
+			  false);
+}
+
+TEST(proportional_8_groups)
+{
+	static const u32 w[] = { 1, 3, 17, 250, 1000, 4096, 20000, 32767 };
+	static const u32 sz[] = { 8, 8, 16, 64, 128, 256, 512, 8 };
+
+	proportional_case(8, w, IOBAND_POLICY_WEIGHT, NULL, 50 * 58134, true);
+	proportional_case(8, w, IOBAND_POLICY_WEIGHT_IOSIZE, sz, 3000000,
+			  false);
+}
+
+TEST(proportional_64_groups)
+{
+	u32 w[64], sz[64], i;
+	u64 rng = 64;
+
+	for (i = 0; i < 64; i++) {
+		/* log-uniform 1..32767, with both ends present */
+		w[i] = i == 0 ? 1 : i == 1 ? 32767 :
+		       (u32)exp(log(32767.0) * (sim_rand(&rng) % 1000) / 999);
+		if (!w[i])
+			w[i] = 1;
+		sz[i] = 8 << (sim_rand(&rng) % 6);
+	}
+	proportional_case(64, w, IOBAND_POLICY_WEIGHT, NULL, 4000000, false);
+	proportional_case(64, w, IOBAND_POLICY_WEIGHT_IOSIZE, sz, 4000000,
+			  false);
+}
+
+TEST(proportional_with_credit_and_wrapping_vtime)
+{
+	static const u32 w[] = { 800, 100, 100 };
+	struct ioband_sched_params p;
+	struct rig r;
+	static const u64 cost[] = { 1, 1, 1 };
+	u32 within;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 32, 2);
+	rig_init(&r, 3, w, &p, 40);
+	r.sched.vtime = ~0ULL - 100 * VT_ONE;
+	rig_start(&r);
+	rig_reset_counts(&r);
+	rig_run(&r, 1000000);
+	CHECK(r.sched.vtime < (1ULL << 62));	/* it did wrap */
+	CHECK(share_check(&r, r.ios, cost, &within) <= 1);
+	CHECK(within == 3);
+	rig_free(&r);
+}
+
+/* ---- Device-level: work conservation ---- */
+
+TEST(work_conserving_idle_share_goes_to_busy_groups)
+{
+	struct sim_cfg cfg;
+	struct sim_result res;
+	struct sim_group_cfg *g;
+	double a, b;
+
+	sim_cfg_init(&cfg);
+	cfg.dev.per_io_ns = 40000;
+	cfg.dev.per_sector_ns = 100;
+	cfg.dev.depth = 8;
+	cfg.params.io_limit = 16;
+	cfg.duration_ns = 500000000;
+	cfg.warmup_ns = 50000000;
+	cfg.groups = realloc(cfg.groups, 4 * sizeof(*cfg.groups));
+	memset(cfg.groups + 1, 0, 3 * sizeof(*cfg.groups));
+	cfg.nr_groups = 4;
+	cfg.groups[0].weight = 600;		/* default group: idle */
+	g = &cfg.groups[1];
+	g->weight = 100;
+	g->pattern = SIM_CLOSED;
+	g->depth = 32;
+	g->size_min = g->size_max = 8;
+	cfg.groups[2] = *g;
+	cfg.groups[2].weight = 300;
+	/* on 20 ms, off 80 ms: idle most of the time */
+	cfg.groups[3] = *g;
+	cfg.groups[3].weight = 1000;
+	cfg.groups[3].on_ns = 20000000;
+	cfg.groups[3].off_ns = 80000000;
+
+	sim_run(&cfg, &res);
+	CHECK(sim_violations(&res) == 0);
+	CHECK(res.not_conserving == 0);
+	/* the device never idles: the busy groups take the idle share */
+	CHECK(res.busy_ns == res.window_ns);
+	/* the two always-busy groups split what is left 1:3 */
+	a = (double)res.groups[1].ios;
+	b = (double)res.groups[2].ios;
+	CHECK(fabs(b / (a + b) - 0.75) < 0.02 * 0.75);
+	/* the on/off group got about its share (1000/1400) while on */
+	CHECK(res.groups[3].ios > 0.2 * 0.6 * (a + b + res.groups[3].ios));
+	sim_result_free(&res);
+	sim_cfg_free(&cfg);
+}
+
+TEST(work_conserving_under_random_load)
+{
+	u64 seed;
+	u64 bad = 0;
+
+	for (seed = 1; seed <= 40; seed++) {
+		struct sim_cfg cfg;
+		struct sim_result res;
+		u64 rng = seed;
+		u32 i;
+
+		sim_cfg_init(&cfg);
+		cfg.seed = seed;
+		cfg.dev.per_io_ns = 10000 + sim_rand(&rng) % 100000;
+		cfg.dev.per_sector_ns = sim_rand(&rng) % 500;
+		cfg.dev.depth = 1 + sim_rand(&rng) % 32;
+		cfg.params.io_limit = 1 + sim_rand(&rng) % 32;
+		cfg.params.io_throttle = 1;
+		cfg.params.policy = seed & 1;
+		cfg.duration_ns = 100000000;
+		cfg.groups = realloc(cfg.groups, 6 * sizeof(*cfg.groups));
+		memset(cfg.groups + 1, 0, 5 * sizeof(*cfg.groups));
+		cfg.nr_groups = 6;
+		for (i = 1; i < 6; i++) {
+			struct sim_group_cfg *g = &cfg.groups[i];
+
+			g->weight = 1 + sim_rand(&rng) % 1000;
+			g->pattern = i % 2 ? SIM_OPEN : SIM_CLOSED;
+			g->poisson = true;
+			g->interval_ns = 20000 + sim_rand(&rng) % 200000;
+			g->depth = 1 + sim_rand(&rng) % 8;
+			g->size_min = 1;
+			g->size_max = 256;
+			g->on_ns = 5000000;
+			g->off_ns = sim_rand(&rng) % 10000000;
+		}
+		sim_run(&cfg, &res);
+		bad += sim_violations(&res);
+		sim_result_free(&res);
+		sim_cfg_free(&cfg);
+	}
+	CHECK(bad == 0);
+}
+
+/* ---- Bounded burst after idle ---- */
+
+/*
+ * A and B (weight 100 each) and C (200); carryover 2, token_base 100, so
+ * the credit is 2 * 100 / 400 = 0.5 tokens per unit of weight: A may
+ * come back up to 50 IOs ahead of B (whose weight equals A's), never
+ * more, however long it slept. With carryover 0 it comes back with none.
+ * Returns A's IOs minus B's over the 400 dispatches after A's return.
+ */
+static long burst_after_idle(u32 carryover, u64 idle_dispatches)
+{
+	static const u32 w[] = { 100, 100, 200 };
+	static struct rig_item back[4];
+	struct ioband_sched_params p;
+	struct rig r;
+	long lead;
+	u32 i;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 1, carryover);
+	p.token_base = 100;
+	rig_init(&r, 3, w, &p, 4);
+	rig_start(&r);
+	rig_run(&r, 10000);
+	/* A goes idle: its items drain, nothing new */
+	r.paused[0] = true;
+	rig_run(&r, idle_dispatches);
+	CHECK(r.ents[0].nr_queued == 0);
+	/* A comes back with 4 new items, then keeps 4 outstanding */
+	r.paused[0] = false;
+	rig_reset_counts(&r);
+	for (i = 0; i < 4; i++) {
+		back[i].group = 0;
+		rig_submit(&r, &back[i]);
+	}
+	rig_run(&r, 400);
+	lead = (long)r.ios[0] - (long)r.ios[1];
+	rig_free(&r);
+	return lead;
+}
+
+TEST(bounded_burst_after_idle)
+{
+	long strict = burst_after_idle(0, 100000);
+	long short_nap = burst_after_idle(2, 30);
+	long long_nap = burst_after_idle(2, 100000);
+	long very_long = burst_after_idle(2, 3000000);
+
+	fprintf(stderr, "  A's lead over B after idle: carryover 0: %ld; carryover 2: %ld (short), %ld (long), %ld (very long); bound 50 + 2\n",
+		strict, short_nap, long_nap, very_long);
+	/* the bound: credit * w_A = 50 IOs, plus one item each side */
+	CHECK(strict <= 2 && strict >= -2);
+	CHECK(long_nap <= 50 + 2);
+	CHECK(long_nap >= 50 - 2);		/* the credit is real */
+	CHECK(very_long <= 50 + 2);		/* and bounded */
+	CHECK(very_long >= 50 - 2);
+	CHECK(short_nap <= long_nap);
+}
+
+TEST(burst_bound_in_simulated_device)
+{
+	struct sim_cfg cfg;
+	struct sim_result res;
+	FILE *f = fopen("../../sim/scenarios/onoff.sim", "r");
+	char err[200];
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(sim_parse(f, &cfg, err, sizeof(err)) == 0);
+	fclose(f);
+	sim_run(&cfg, &res);
+	/* the pairwise bound, credit included, held throughout */
+	CHECK(sim_violations(&res) == 0);
+	CHECK(res.worst_pair_ratio <= 1.0);
+	sim_result_free(&res);
+	sim_cfg_free(&cfg);
+}
+
+/* ---- No starvation ---- */
+
+/*
+ * Section 5: between two dispatches of a backlogged group g, each other
+ * backlogged group h dispatches at most
+ *     (c_g / w_g + C) * w_h / c_h + 1
+ * items (C the credit per unit of weight). Weight 1 beside two 32767s,
+ * one token per IO: at most 2 * (32767 + C * 32767 + 1) others between
+ * two of g's.
+ */
+TEST(no_starvation_weight_1_among_32767)
+{
+	static const u32 w[] = { 1, 32767, 32767 };
+	struct ioband_sched_params p;
+	struct rig r;
+	u32 carryover;
+
+	for (carryover = 0; carryover <= 2; carryover += 2) {
+		double credit, bound;
+
+		params_for(&p, IOBAND_POLICY_WEIGHT, 8, carryover);
+		rig_init(&r, 3, w, &p, 10);
+		credit = (double)carryover * r.sched.token_base / 65535;
+		bound = 1 + 2 * ((1.0 + credit) * 32767 + 1);
+		rig_start(&r);
+		rig_run(&r, 100000);
+		rig_reset_counts(&r);
+		rig_run(&r, 2000000);
+		CHECK(r.ios[0] >= 2000000 / 65535 - 1);
+		CHECK(r.max_gap[0] <= bound);
+		if (r.max_gap[0] > bound)
+			fprintf(stderr, "  gap %llu > bound %.0f\n",
+				(unsigned long long)r.max_gap[0], bound);
+		rig_free(&r);
+	}
+}
+
+TEST(no_starvation_small_weight_big_ios_iosize)
+{
+	static const u32 w[] = { 1, 32767 };
+	struct ioband_sched_params p;
+	struct rig r;
+	double bound;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT_IOSIZE, 8, 0);
+	rig_init(&r, 2, w, &p, 10);
+	r.size[0] = 256;
+	r.size[1] = 8;
+	/* (256 / 1) * 32767 / 8 + 1 items of the heavy group per light one */
+	bound = 256.0 * 32767 / 8 + 1 + 1;
+	rig_start(&r);
+	rig_reset_counts(&r);
+	rig_run(&r, 3000000);
+	CHECK(r.ios[0] >= 2);
+	CHECK(r.max_gap[0] <= bound);
+	rig_free(&r);
+}
+
+/* ---- Debt ---- */
+
+TEST(item_bigger_than_budget_passes_as_debt)
+{
+	static const u32 w[] = { 100, 100 };
+	struct ioband_sched_params p;
+	struct rig r;
+	struct rig_item big = { .group = 0 };
+	u64 b_before, b_between;
+
+	/* token_base 2048 sectors: the item is 1024 times bigger */
+	params_for(&p, IOBAND_POLICY_WEIGHT_IOSIZE, 4, 0);
+	p.token_base = 2048;
+	rig_init(&r, 2, w, &p, 6);
+	r.paused[0] = true;		/* A issues only the big item */
+	rig_start(&r);
+	rig_run(&r, 1000);
+	/* A's six items went; A is idle; B is backlogged */
+	CHECK(r.ents[0].nr_queued == 0);
+	rig_reset_counts(&r);
+	/* 2^21 sectors: above the 2^20 cap, charged as 2^20 */
+	ioband_sched_item_init(&big.si, 1U << 21, IOBAND_WRITE);
+	if (!ioband_sched_submit(&r.sched, &r.ents[0], &big.si)) {
+		/* held only until the next dispatch decision */
+		struct ioband_sched_entity *e;
+
+		while (r.sched.in_flight >= r.sched.io_limit)
+			rig_complete_one(&r);
+		CHECK(ioband_sched_next(&r.sched, &e) == &big.si);
+		CHECK(e == &r.ents[0]);
+	}
+	ioband_sched_complete(&r.sched, &big.si);	/* it went down */
+	b_before = r.sectors[1];
+	CHECK(b_before <= 8);
+	/* A queues a small item: it waits while B works off A's debt */
+	ioband_sched_item_init(&big.si, 8, IOBAND_WRITE);
+	CHECK(!ioband_sched_submit(&r.sched, &r.ents[0], &big.si));
+	while (r.ents[0].nr_queued)
+		rig_run(&r, 1);
+	b_between = r.sectors[1] - b_before;
+	/* B got A's debt: 2^20 sectors (the cap), not 2^21 */
+	CHECK(b_between >= (1U << 20) - 16);
+	CHECK(b_between <= (1U << 20) + 16);
+	rig_free(&r);
+}
+
+/* ---- Cost of a dispatch decision ---- */
+
+static void dispatch_cost(u32 n, double *avg, u64 *max)
+{
+	struct ioband_sched_params p;
+	struct rig r;
+	u32 *w = calloc(n, sizeof(u32)), i;
+	u64 rng = n, steps;
+
+	for (i = 0; i < n; i++)
+		w[i] = 1 + sim_rand(&rng) % 32767;
+	params_for(&p, IOBAND_POLICY_WEIGHT, 8, 2);
+	rig_init(&r, n, w, &p, 9);
+	rig_start(&r);
+	rig_run(&r, 2 * (u64)n);	/* every group has been served */
+	steps = r.sched.stats.tree_steps;
+	r.max_steps = 0;
+	rig_run(&r, 200000);
+	*avg = (double)(r.sched.stats.tree_steps - steps) / 200000;
+	*max = r.max_steps;
+	rig_free(&r);
+	free(w);
+}
+
+TEST(dispatch_cost_does_not_grow_with_groups)
+{
+	double avg10, avg10k;
+	u64 max10, max10k;
+
+	dispatch_cost(10, &avg10, &max10);
+	dispatch_cost(10000, &avg10k, &max10k);
+	fprintf(stderr, "  tree steps per dispatch: 10 groups avg %.2f max %llu; 10,000 groups avg %.2f max %llu\n",
+		avg10, (unsigned long long)max10, avg10k,
+		(unsigned long long)max10k);
+	/* log2(10000) / log2(10) = 4: O(log n), with room for constants */
+	CHECK(avg10k <= 5 * avg10 + 4);
+	/* worst case: erase + insert, each <= 2 log2(n) + fix-ups */
+	CHECK(max10k <= 6 * 14);
+}
+
+/* ---- Live changes ---- */
+
+TEST(weight_change_takes_effect_live)
+{
+	static const u32 w[] = { 100, 100 };
+	static const u64 cost[] = { 1, 1 };
+	struct ioband_sched_params p;
+	struct rig r;
+	u32 within;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 8, 2);
+	rig_init(&r, 2, w, &p, 10);
+	rig_start(&r);
+	rig_run(&r, 100000);
+	CHECK(r.ios[0] >= 49000 && r.ios[0] <= 51000);
+	CHECK(ioband_sched_set_weight(&r.sched, &r.ents[0], 300));
+	rig_run(&r, 100);		/* the change settles */
+	rig_reset_counts(&r);
+	rig_run(&r, 100000);
+	CHECK(share_check(&r, r.ios, cost, &within) <= 1);
+	CHECK(r.ios[0] >= 74000 && r.ios[0] <= 76000);
+	rig_drain(&r);
+	CHECK(r.submitted == r.dispatched && r.dispatched == r.completed);
+	CHECK(ioband_sched_idle(&r.sched));
+	rig_free(&r);
+}
+
+TEST(detach_moves_items_to_default_and_loses_none)
+{
+	static const u32 w[] = { 100, 100, 200 };
+	struct ioband_sched_params p;
+	struct rig r;
+	u64 queued_b;
+	bool default_saw_b = false;
+	u32 k;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 4, 2);
+	rig_init(&r, 3, w, &p, 12);
+	rig_start(&r);
+	rig_run(&r, 5000);
+	queued_b = r.ents[2].nr_queued;
+	CHECK(queued_b > 0);
+	ioband_sched_detach(&r.sched, &r.ents[2], &r.ents[0]);
+	r.charge_to[2] = &r.ents[0];	/* b's new IOs: default group */
+	CHECK(!r.ents[2].attached && r.ents[2].nr_queued == 0);
+	CHECK(r.ents[0].nr_queued >= queued_b);
+	CHECK(r.sched.total_weight == 200);
+	CHECK(tree_valid(&r.sched));
+	memset(&r.ents[2], 0xA5, sizeof(r.ents[2]));	/* freed */
+	for (k = 0; k < 20000; k++) {
+		struct ioband_sched_entity *e;
+		struct ioband_sched_item *si = ioband_sched_next(&r.sched, &e);
+
+		if (!si) {
+			rig_complete_one(&r);
+			continue;
+		}
+		CHECK(e == &r.ents[0] || e == &r.ents[1]);
+		if (container_of(si, struct rig_item, si)->group == 2)
+			default_saw_b = e == &r.ents[0] || default_saw_b;
+		r.dispatched++;
+		r.ring[(r.ring_head + r.ring_len++) % r.ring_cap] =
+			container_of(si, struct rig_item, si);
+	}
+	CHECK(default_saw_b);
+	rig_drain(&r);
+	CHECK(r.submitted == r.dispatched && r.dispatched == r.completed);
+	CHECK(ioband_sched_idle(&r.sched));
+	rig_free(&r);
+}
+
+TEST(live_changes_in_simulated_device)
+{
+	struct sim_cfg cfg;
+	struct sim_result res;
+	FILE *f = fopen("../../sim/scenarios/live.sim", "r");
+	char err[200];
+	u32 i;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(sim_parse(f, &cfg, err, sizeof(err)) == 0);
+	fclose(f);
+	sim_run(&cfg, &res);
+	CHECK(sim_violations(&res) == 0);
+	for (i = 0; i < cfg.nr_groups; i++)
+		CHECK(res.groups[i].submitted == res.groups[i].completed);
+	sim_result_free(&res);
+	sim_cfg_free(&cfg);
+}
+
+/* ---- Stale tags after a very long idle ---- */
+
+TEST(group_idle_across_vtime_wrap_is_not_starved)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity a, b;
+	struct ioband_sched_item ia, ib[5];
+	u64 i;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT_IOSIZE, 4, 0);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, &a, 32767);
+	ioband_sched_entity_init(&s, &b, 1);
+	ioband_sched_item_init(&ia, 8, IOBAND_READ);
+	CHECK(ioband_sched_submit(&s, &a, &ia));
+	ioband_sched_complete(&s, &ia);
+	/*
+	 * B alone moves vtime by 2^52 per item, 1.5 x 2^64 in all: A's old
+	 * finish tag is then 2^63 + a little behind, which modulo 2^64
+	 * reads as ahead.
+	 */
+	for (i = 0; i < 3 * 2048 + 5; i++) {
+		ioband_sched_item_init(&ib[0], IOBAND_MAX_ITEM_COST,
+				       IOBAND_READ);
+		CHECK(ioband_sched_submit(&s, &b, &ib[0]));
+		ioband_sched_complete(&s, &ib[0]);
+	}
+	CHECK(s.vtime_era >= 6);
+	/* fill the device with B, queue one more B, then A returns */
+	for (i = 0; i < 5; i++) {
+		ioband_sched_item_init(&ib[i], 8, IOBAND_READ);
+		CHECK(ioband_sched_submit(&s, &b, &ib[i]) == (i < 4));
+	}
+	ioband_sched_item_init(&ia, 8, IOBAND_READ);
+	CHECK(!ioband_sched_submit(&s, &a, &ia));
+	ioband_sched_complete(&s, &ib[0]);
+	CHECK(ioband_sched_next(&s, NULL) == &ia);
+}
+
+/* ---- Passthrough ---- */
+
+TEST(passthrough_drains_everything)
+{
+	enum { N = 200 };
+	static struct ioband_sched_item items[N];
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity e[3];
+	u32 i, dispatched = 0, returned = 0;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 4, 2);
+	ioband_sched_init(&s, &p);
+	for (i = 0; i < 3; i++)
+		ioband_sched_entity_init(&s, &e[i], 100 * (i + 1));
+	for (i = 0; i < N - 10; i++) {
+		ioband_sched_item_init(&items[i], 8, IOBAND_READ);
+		dispatched += ioband_sched_submit(&s, &e[i % 3], &items[i]);
+	}
+	CHECK(dispatched == 4 && s.nr_queued == N - 14);
+	CHECK(!ioband_sched_has_work(&s));
+	ioband_sched_set_passthrough(&s, true);
+	CHECK(ioband_sched_has_work(&s));
+	while (ioband_sched_next(&s, NULL))
+		returned++;
+	CHECK(returned == N - 14);
+	CHECK(s.nr_queued == 0 && s.root == NULL);
+	/* new items go straight down, whatever is in flight */
+	for (i = N - 10; i < N; i++) {
+		ioband_sched_item_init(&items[i], 8, IOBAND_READ);
+		CHECK(ioband_sched_submit(&s, &e[i % 3], &items[i]));
+	}
+	CHECK(s.in_flight == N);
+	for (i = 0; i < N; i++)
+		ioband_sched_complete(&s, &items[i]);
+	CHECK(ioband_sched_idle(&s));
+	/* off again: io_limit holds */
+	ioband_sched_set_passthrough(&s, false);
+	for (i = 0; i < 10; i++) {
+		ioband_sched_item_init(&items[i], 8, IOBAND_READ);
+		ioband_sched_submit(&s, &e[0], &items[i]);
+	}
+	CHECK(s.in_flight == 4 && s.nr_queued == 6);
+	CHECK(tree_valid(&s));
+}
+
+int main(void)
+{
+	return RUN_TESTS("sched",
+			 T(params_defaults_and_validation),
+			 T(credit_is_carryover_epochs_of_vtime),
+			 T(submit_dispatches_at_once_until_io_limit),
+			 T(tree_stays_valid_under_random_operations),
+			 T(proportional_2_groups_32767_to_1),
+			 T(proportional_3_groups),
+			 T(proportional_8_groups),
+			 T(proportional_64_groups),
+			 T(proportional_with_credit_and_wrapping_vtime),
+			 T(work_conserving_idle_share_goes_to_busy_groups),
+			 T(work_conserving_under_random_load),
+			 T(bounded_burst_after_idle),
+			 T(burst_bound_in_simulated_device),
+			 T(no_starvation_weight_1_among_32767),
+			 T(no_starvation_small_weight_big_ios_iosize),
+			 T(item_bigger_than_budget_passes_as_debt),
+			 T(dispatch_cost_does_not_grow_with_groups),
+			 T(weight_change_takes_effect_live),
+			 T(detach_moves_items_to_default_and_loses_none),
+			 T(live_changes_in_simulated_device),
+			 T(group_idle_across_vtime_wrap_is_not_starved),
+			 T(passthrough_drains_everything));
+}
