@@ -17,7 +17,7 @@ iobandctl create ioband1 "$dev" --weight tenant-a=200 --weight tenant-b=100
 banner "dmsetup table ioband1"
 dmsetup table ioband1
 
-mkfs.ext4 -q -F /dev/mapper/ioband1
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/mapper/ioband1
 mkdir -p /mnt/ioband1
 mount -t ext4 /dev/mapper/ioband1 /mnt/ioband1
 mkdir /mnt/ioband1/a /mnt/ioband1/b

@@ -1,0 +1,202 @@
+# shellcheck shell=sh disable=SC2317 # the functions are called by the tests
+# Helpers for the dm-ioband guest tests (busybox sh). A test starts with
+#
+#   #!/bin/sh
+#   # shellcheck source=../lib.sh
+#   . /ioband/lib.sh
+#
+# which also turns on `set -eu`. The harness runs each test in a fresh cwd
+# ($IOBAND_TMP), removes the dm devices, null_blk devices, mounts under
+# /tmp/ioband.* and cgroups a test leaves behind, and fails the test when
+# its exit status is not 0 or the kernel logged a BUG/WARNING/... meanwhile.
+set -eu
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export DM_DISABLE_UDEV=1
+CGROOT=/sys/fs/cgroup
+NULLB_CONFIGFS=/sys/kernel/config/nullb
+
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+
+fail() { # MSG: print and end the test with exit status 1
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+assert_eq() { # ACTUAL EXPECTED [WHAT]
+	[ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"
+}
+
+_assert_int() { # VALUE WHAT
+	case $1 in
+	'' | *[!0-9-]* | ?*-*) fail "$2: '$1' is not an integer" ;;
+	esac
+}
+
+assert_ge() { # ACTUAL MIN [WHAT]: integers, ACTUAL >= MIN
+	_assert_int "$1" "${3:-value}"
+	_assert_int "$2" "${3:-bound}"
+	[ "$1" -ge "$2" ] || fail "${3:-value}: expected >= $2, got $1"
+}
+
+assert_le() { # ACTUAL MAX [WHAT]: integers, ACTUAL <= MAX
+	_assert_int "$1" "${3:-value}"
+	_assert_int "$2" "${3:-bound}"
+	[ "$1" -le "$2" ] || fail "${3:-value}: expected <= $2, got $1"
+}
+
+# assert_within_pct EXPECTED ACTUAL PCT [WHAT]: integers, ACTUAL within
+# PCT percent of EXPECTED (|ACTUAL - EXPECTED| * 100 <= PCT * EXPECTED).
+assert_within_pct() {
+	_assert_int "$1" "${4:-expected value}"
+	_assert_int "$2" "${4:-value}"
+	_assert_int "$3" "percentage"
+	_awp_d=$(($2 - $1))
+	[ "$_awp_d" -ge 0 ] || _awp_d=$((-_awp_d))
+	_awp_e=$1
+	[ "$_awp_e" -ge 0 ] || _awp_e=$((-_awp_e))
+	[ $((_awp_d * 100)) -le $(($3 * _awp_e)) ] ||
+		fail "${4:-value}: expected $1 +/- $3%, got $2"
+}
+
+# ---- block devices ----
+
+# make_nullb NAME SIZE_MIB [ATTR=VALUE...]: create a null_blk device through
+# configfs (queue_mode=2 irqmode=0 hw_queue_depth=64, then the given
+# attributes, e.g. mbps=16 memory_backed=1 blocksize=4096) and print its
+# /dev path.
+make_nullb() {
+	_nb_name=$1 _nb_size=$2
+	shift 2
+	_nb=$NULLB_CONFIGFS/$_nb_name
+	[ -d "$NULLB_CONFIGFS" ] || fail "null_blk configfs not available"
+	mkdir "$_nb" || fail "cannot create null_blk $_nb_name"
+	echo "$_nb_size" >"$_nb/size"
+	echo 2 >"$_nb/queue_mode"
+	echo 0 >"$_nb/irqmode"
+	echo 64 >"$_nb/hw_queue_depth"
+	for _nb_attr in "$@"; do
+		[ -e "$_nb/${_nb_attr%%=*}" ] || fail "null_blk has no attribute ${_nb_attr%%=*}"
+		echo "${_nb_attr#*=}" >"$_nb/${_nb_attr%%=*}" ||
+			fail "null_blk $_nb_name: cannot set $_nb_attr"
+	done
+	echo 1 >"$_nb/power" || fail "cannot power on null_blk $_nb_name"
+	# The disk is named after the configfs folder on newer kernels, nullb<index>
+	# on older ones.
+	for _nb_dev in "/dev/$_nb_name" "/dev/nullb$(cat "$_nb/index")"; do
+		if [ -b "$_nb_dev" ]; then
+			echo "$_nb_dev"
+			return 0
+		fi
+	done
+	fail "null_blk $_nb_name powered on but no device node"
+}
+
+remove_nullb() { # NAME
+	echo 0 >"$NULLB_CONFIGFS/$1/power"
+	rmdir "$NULLB_CONFIGFS/$1"
+}
+
+# dm_create NAME TABLE: create a dm device (no udev: create the node
+# ourselves) and print its path /dev/mapper/NAME.
+dm_create() {
+	dmsetup create --noudevsync "$1" --table "$2" || fail "dmsetup create $1 failed: $2"
+	dmsetup mknodes "$1"
+	[ -b "/dev/mapper/$1" ] || fail "no /dev/mapper/$1 after dmsetup create"
+	echo "/dev/mapper/$1"
+}
+
+dm_remove() { # NAME
+	dmsetup remove --noudevsync "$1"
+}
+
+# dev_sectors DEV: size of a block device in 512-byte sectors.
+dev_sectors() {
+	blockdev --getsz "$1"
+}
+
+# dev_majmin DEV: "major:minor" of a block device.
+dev_majmin() {
+	_dm_hex=$(stat -L -c '%t %T' "$1") || fail "no device $1"
+	printf '%d:%d\n' "0x${_dm_hex% *}" "0x${_dm_hex#* }"
+}
+
+# ---- cgroups (v2, mounted on /sys/fs/cgroup with +io +memory) ----
+
+# cg_create PATH: create /sys/fs/cgroup/PATH (e.g. grp or a/b), enabling
+# +io +memory in the subtree_control of each of its ancestors.
+cg_create() {
+	_cg_parent=$CGROOT
+	_cg_rest=$1
+	while :; do
+		_cg_part=${_cg_rest%%/*}
+		if [ "$_cg_part" = "$_cg_rest" ]; then _cg_rest=; else _cg_rest=${_cg_rest#*/}; fi
+		grep -qw io "$_cg_parent/cgroup.subtree_control" ||
+			echo "+io +memory" >"$_cg_parent/cgroup.subtree_control" ||
+			fail "cannot enable +io +memory in $_cg_parent"
+		_cg_parent=$_cg_parent/$_cg_part
+		[ -d "$_cg_parent" ] || mkdir "$_cg_parent" || fail "cannot create cgroup $_cg_parent"
+		[ -n "$_cg_rest" ] || break
+	done
+}
+
+cg_id() { # PATH: the cgroup id (inode number of its folder)
+	stat -c %i "$CGROOT/$1"
+}
+
+# cg_run PATH CMD [ARGS...]: run CMD inside cgroup PATH (waits for it).
+# For a background job: cg_run grp fio job.fio & pid=$!
+# cgroup v2 keeps processes out of a cgroup whose subtree_control enables
+# controllers (the "no internal processes" rule): after cg_create a/b, run
+# in a/b, not in a (EBUSY); use leaves such as a/self and a/b instead.
+cg_run() {
+	_cg_path=$1
+	shift
+	[ -d "$CGROOT/$_cg_path" ] || fail "cg_run: no cgroup $_cg_path (cg_create it first)"
+	# shellcheck disable=SC2016 # $$ and $@ expand in the inner shell
+	sh -c 'echo $$ >"$0/cgroup.procs" 2>/dev/null || {
+		echo "FAIL: cg_run: cannot move into $0 (a cgroup with controllers in its" \
+			"cgroup.subtree_control cannot hold processes: use a leaf)" >&2
+		exit 125
+	}
+	exec "$@"' "$CGROOT/$_cg_path" "$@"
+}
+
+cg_remove() { # PATH: remove a cgroup (must be empty)
+	rmdir "$CGROOT/$1"
+}
+
+# ---- misc ----
+
+# wait_for SECONDS CMD [ARGS...]: retry CMD every 0.1 s until it succeeds.
+wait_for() {
+	_wf_n=$(($1 * 10))
+	shift
+	while ! "$@"; do
+		_wf_n=$((_wf_n - 1))
+		[ "$_wf_n" -gt 0 ] || fail "timed out waiting for: $*"
+		sleep 0.1
+	done
+}
+
+# kmsg_all: the whole kernel log (busybox dmesg alone shows its last 16 KiB).
+# shellcheck source=lib-kmsg.sh
+. /ioband/lib-kmsg.sh
+
+have_iobandctl() { command -v iobandctl >/dev/null 2>&1; }
+
+# kernel_series: 6.1 or 6.12
+kernel_series() { echo "${SERIES:-}"; }
+# shellcheck source=/dev/null
+[ ! -f /ioband/kernel.env ] || . /ioband/kernel.env
+
+# assert_within_pct EXPECTED ACTUAL PCT [WHAT]: integers, |ACTUAL - EXPECTED|
+# at most PCT percent of EXPECTED.
+assert_within_pct() {
+	_assert_int "$1" "${4:-expected}"
+	_assert_int "$2" "${4:-value}"
+	_awp_diff=$(($2 - $1))
+	[ "$_awp_diff" -ge 0 ] || _awp_diff=$((-_awp_diff))
+	[ $((_awp_diff * 100)) -le $(($1 * $3)) ] ||
+		fail "${4:-value}: expected $1 within $3%, got $2"
+}

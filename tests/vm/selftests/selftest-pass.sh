@@ -1,0 +1,26 @@
+#!/bin/sh
+# Harness selftest: passes; must be reported PASS.
+# shellcheck source=../lib.sh
+. /ioband/lib.sh
+assert_eq "$(basename "$PWD")" "ioband.$(basename "$PWD" | cut -d. -f2).selftest-pass" "cwd"
+assert_ge 3 2
+assert_le 2 3
+
+
+# The assertions fail when they should (each in a subshell: fail exits).
+(assert_eq a b) 2>/dev/null && fail "assert_eq a b passed"
+(assert_ge 1 2) 2>/dev/null && fail "assert_ge 1 2 passed"
+(assert_le 2 1) 2>/dev/null && fail "assert_le 2 1 passed"
+(assert_ge x 1) 2>/dev/null && fail "assert_ge x 1 passed"
+assert_within_pct 100 109 10
+assert_within_pct 100 91 10
+(assert_within_pct 100 111 10) 2>/dev/null && fail "assert_within_pct 100 111 10 passed"
+(cg_run no-such-cgroup true) 2>/dev/null && fail "cg_run into a missing cgroup passed"
+cg_create st/a
+cg_run st/a true
+(cg_run st true) 2>/dev/null && fail "cg_run into an inner cgroup passed"
+[ -b "$(make_nullb st 16 blocksize=4096)" ] || fail "make_nullb"
+assert_eq "$(cat /sys/block/st/queue/logical_block_size 2>/dev/null ||
+	cat "/sys/block/nullb$(cat /sys/kernel/config/nullb/st/index)/queue/logical_block_size")" 4096 "blocksize"
+# Left behind on purpose: the harness cleans up null_blk devices and cgroups.
+echo "selftest: lib ok"
