@@ -3,10 +3,15 @@
  * dm-ioband: share a block device's bandwidth between groups of processes
  * (cgroup v2 above all) by weight.
  *
- * This file is the device-mapper glue: table parsing, bio classification,
- * holding and dispatching bios, suspend, status and the target type. The
- * groups (ioband-core.c) and the choice of which held bio goes next
- * (ioband-sched.c) are plain C shared with the userspace tests.
+ * This file is the device-mapper glue: table parsing, bandwidth domains,
+ * bio classification, holding and dispatching bios, suspend, status and
+ * messages. The groups (ioband-core.c) and the choice of which held bio
+ * goes next (ioband-sched.c) are plain C shared with the userspace tests.
+ *
+ * Every target names a bandwidth domain (its ioband_device_id); targets
+ * with the same id share one domain: one scheduler, one lock, one dispatch
+ * worker. Each target has its own groups, and all of them compete in the
+ * domain by weight.
  *
  * map classifies a bio and asks the scheduler whether it may go down now;
  * if not, the bio waits in its group's queue, threaded through its per-bio
@@ -21,9 +26,15 @@
 #include <linux/blk-cgroup.h>
 #include <linux/blkdev.h>
 #include <linux/cgroup.h>
+#include <linux/cred.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/uidgid.h>
 #include <linux/workqueue.h>
 
 #include "ioband-core.h"
@@ -38,11 +49,24 @@
 enum ioband_group_type {
 	IOBAND_TYPE_NONE,
 	IOBAND_TYPE_CGROUP,
+	IOBAND_TYPE_UID,
+	IOBAND_TYPE_GID,
+	IOBAND_TYPE_PID,
+	IOBAND_TYPE_PGRP,
 };
 
-static const char * const ioband_group_type_names[] = {
-	[IOBAND_TYPE_NONE] = "none",
-	[IOBAND_TYPE_CGROUP] = "cgroup",
+/* Table spellings; "user" is dm-ioband's other name for "uid". */
+static const struct {
+	const char *name;
+	enum ioband_group_type type;
+} ioband_group_types[] = {
+	{ "none", IOBAND_TYPE_NONE },
+	{ "cgroup", IOBAND_TYPE_CGROUP },
+	{ "uid", IOBAND_TYPE_UID },
+	{ "user", IOBAND_TYPE_UID },
+	{ "gid", IOBAND_TYPE_GID },
+	{ "pid", IOBAND_TYPE_PID },
+	{ "pgrp", IOBAND_TYPE_PGRP },
 };
 
 static const char * const ioband_policy_names[] = {
@@ -50,28 +74,53 @@ static const char * const ioband_policy_names[] = {
 	[IOBAND_POLICY_WEIGHT_IOSIZE] = "weight-iosize",
 };
 
-struct ioband_c {
-	struct dm_dev *dev;
-	char domain_id[IOBAND_DOMAIN_ID_MAX + 1];
-	/* io_throttle and io_limit as the table gave them, 0 = default. */
-	unsigned int io_throttle;
-	unsigned int io_limit;
-	enum ioband_group_type group_type;
+/* The targets that share one ioband_device_id. */
+struct ioband_domain {
+	struct list_head list;		/* in ioband_domains */
+	char id[IOBAND_DOMAIN_ID_MAX + 1];
+	unsigned int nr_targets;	/* under ioband_domains_lock */
 
-	spinlock_t lock;	/* protects groups, their counters and sched */
-	struct ioband_group_set groups;
-	struct ioband_group **buckets;
+	/*
+	 * Protects sched, nr_suspended and every target's groups and their
+	 * counters. Taken from end_io, so with interrupts off.
+	 */
+	spinlock_t lock;
 	struct ioband_sched sched;
+	unsigned int nr_suspended;	/* targets draining for a suspend */
 
 	struct workqueue_struct *wq;
 	struct work_struct dispatch_work;
 };
 
-/* Per-bio data: a held bio waits in its group's queue through @item. */
+static LIST_HEAD(ioband_domains);
+static DEFINE_MUTEX(ioband_domains_lock);	/* protects ioband_domains */
+
+struct ioband_c {
+	struct dm_dev *dev;
+	struct ioband_domain *domain;
+	unsigned int type_index;	/* in ioband_group_types */
+	bool suspended;			/* counted in domain->nr_suspended */
+
+	/* Under domain->lock. */
+	struct ioband_group_set groups;
+	struct ioband_group **buckets;
+};
+
+/*
+ * Per-bio data. A held bio waits in its group's queue through @item;
+ * @group is the group the bio went down for, NULL when it bypassed the
+ * scheduler; @time_ns is when it was held, then when it went down.
+ */
 struct ioband_bio {
 	struct ioband_sched_item item;
-	bool scheduled;		/* went through the scheduler: complete it */
+	struct ioband_group *group;
+	u64 time_ns;
 };
+
+static enum ioband_group_type ioband_type(const struct ioband_c *ic)
+{
+	return ioband_group_types[ic->type_index].type;
+}
 
 /*
  * Which cgroup owns a bio
@@ -84,8 +133,8 @@ struct ioband_bio {
  * in kernel threads. The original bio is reachable through dm's private
  * per-io structures, mirrored below for the kernels whose dm-core.h they
  * were checked against (Kbuild defines IOBAND_DM_CORE_LAYOUT_CHECKED for
- * them). Each use is validated (magic numbers, our target,
- * our disk), and the current task's cgroup is the fallback.
+ * them). Each use is validated (magic numbers, our target, our disk), and
+ * the current task's cgroup is the fallback.
  */
 #ifdef IOBAND_DM_CORE_LAYOUT_CHECKED
 #define IOBAND_DM_TIO_MAGIC	28714
@@ -171,7 +220,6 @@ static struct ioband_group *__ioband_cgroup_group(struct ioband_c *ic,
 	struct ioband_group *group;
 	int level;
 
-	lockdep_assert_held(&ic->lock);
 	for (level = cgrp->level; level >= 0; level--) {
 		group = ioband_group_find(&ic->groups,
 					  cgroup_id(cgroup_ancestor(cgrp, level)));
@@ -181,60 +229,223 @@ static struct ioband_group *__ioband_cgroup_group(struct ioband_c *ic,
 	return &ic->groups.default_group;
 }
 
-/* The group that @bio, a read or write, is charged to. */
+/*
+ * The group that @bio, a read or write, is charged to. Types other than
+ * cgroup look at the submitting task: writeback by the flusher is not
+ * charged to the writer under them.
+ */
 static struct ioband_group *__ioband_classify(struct dm_target *ti,
 					      struct bio *bio)
 {
 	struct ioband_c *ic = ti->private;
 	struct cgroup_subsys_state *css;
+	struct ioband_group *group;
+	u64 id;
 
-	lockdep_assert_held(&ic->lock);
-	if (ic->group_type == IOBAND_TYPE_CGROUP && ic->groups.nr_groups) {
+	lockdep_assert_held(&ic->domain->lock);
+	if (!ic->groups.nr_groups)
+		return &ic->groups.default_group;
+
+	switch (ioband_type(ic)) {
+	case IOBAND_TYPE_CGROUP:
 		css = ioband_bio_css(ti, bio);
 		if (css)
 			return __ioband_cgroup_group(ic, css->cgroup);
+		return &ic->groups.default_group;
+	case IOBAND_TYPE_UID:
+		id = from_kuid(&init_user_ns, current_uid());
+		break;
+	case IOBAND_TYPE_GID:
+		id = from_kgid(&init_user_ns, current_gid());
+		break;
+	case IOBAND_TYPE_PID:
+		id = task_tgid_nr(current);
+		break;
+	case IOBAND_TYPE_PGRP:
+		id = pid_nr(task_pgrp(current));
+		break;
+	default:
+		return &ic->groups.default_group;
 	}
-	return &ic->groups.default_group;
+	group = ioband_group_find(&ic->groups, id);
+	return group ? group : &ic->groups.default_group;
 }
 
-static void ioband_kick(struct ioband_c *ic)
+static struct ioband_group *ioband_entity_group(struct ioband_sched_entity *e)
 {
-	queue_work(ic->wq, &ic->dispatch_work);
+	return container_of(e, struct ioband_group, entity);
+}
+
+/* @ib goes down for @group now. */
+static void __ioband_start(struct ioband_bio *ib, struct ioband_group *group,
+			   u64 now_ns)
+{
+	ib->group = group;
+	ib->time_ns = now_ns;
+	group->in_flight++;
+}
+
+static void ioband_kick(struct ioband_domain *domain)
+{
+	queue_work(domain->wq, &domain->dispatch_work);
 }
 
 /* Sends down the bios the scheduler picks, while it picks any. */
 static void ioband_dispatch_work(struct work_struct *work)
 {
-	struct ioband_c *ic = container_of(work, struct ioband_c,
-					   dispatch_work);
+	struct ioband_domain *domain = container_of(work, struct ioband_domain,
+						    dispatch_work);
+	struct ioband_sched_entity *entity;
 	struct ioband_sched_item *item;
+	struct ioband_group *group;
 	struct ioband_bio *ib;
 	unsigned long flags;
 	struct blk_plug plug;
+	u64 now_ns;
 
 	blk_start_plug(&plug);
 	for (;;) {
-		spin_lock_irqsave(&ic->lock, flags);
-		item = ioband_sched_next(&ic->sched, NULL);
-		spin_unlock_irqrestore(&ic->lock, flags);
+		now_ns = ktime_get_ns();
+		spin_lock_irqsave(&domain->lock, flags);
+		item = ioband_sched_next(&domain->sched, &entity);
+		if (item) {
+			ib = container_of(item, struct ioband_bio, item);
+			group = ioband_entity_group(entity);
+			ioband_group_account_wait(group, now_ns - ib->time_ns);
+			__ioband_start(ib, group, now_ns);
+		}
+		spin_unlock_irqrestore(&domain->lock, flags);
 		if (!item)
 			break;
-		ib = container_of(item, struct ioband_bio, item);
 		dm_submit_bio_remap(dm_bio_from_per_bio_data(ib, sizeof(*ib)),
 				    NULL);
 	}
 	blk_finish_plug(&plug);
 }
 
-static int ioband_parse_name(const char *arg, const char * const *names,
-			     unsigned int nr_names)
+/* ---- Domains ---- */
+
+static struct ioband_domain *ioband_find_domain(const char *id)
+{
+	struct ioband_domain *domain;
+
+	lockdep_assert_held(&ioband_domains_lock);
+	list_for_each_entry(domain, &ioband_domains, list)
+		if (!strcmp(domain->id, id))
+			return domain;
+	return NULL;
+}
+
+/*
+ * The domain named @id, created with @params if it does not exist yet;
+ * the caller's reference is dropped with ioband_put_domain().
+ */
+static struct ioband_domain *
+ioband_get_domain(const char *id, const struct ioband_sched_params *params)
+{
+	struct ioband_domain *domain;
+
+	mutex_lock(&ioband_domains_lock);
+	domain = ioband_find_domain(id);
+	if (domain) {
+		domain->nr_targets++;
+		goto out;
+	}
+
+	domain = kzalloc(sizeof(*domain), GFP_KERNEL);
+	if (!domain)
+		goto out;
+	domain->wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM, 0);
+	if (!domain->wq) {
+		kfree(domain);
+		domain = NULL;
+		goto out;
+	}
+	strscpy(domain->id, id, sizeof(domain->id));
+	domain->nr_targets = 1;
+	spin_lock_init(&domain->lock);
+	ioband_sched_init(&domain->sched, params);
+	INIT_WORK(&domain->dispatch_work, ioband_dispatch_work);
+	list_add(&domain->list, &ioband_domains);
+out:
+	mutex_unlock(&ioband_domains_lock);
+	return domain;
+}
+
+static void ioband_put_domain(struct ioband_domain *domain)
+{
+	mutex_lock(&ioband_domains_lock);
+	if (--domain->nr_targets) {
+		mutex_unlock(&ioband_domains_lock);
+		return;
+	}
+	list_del(&domain->list);
+	mutex_unlock(&ioband_domains_lock);
+	destroy_workqueue(domain->wq);
+	kfree(domain);
+}
+
+/* ---- Groups ---- */
+
+static int ioband_parse_type(const char *arg)
 {
 	unsigned int i;
 
-	for (i = 0; i < nr_names; i++)
-		if (!strcmp(arg, names[i]))
+	for (i = 0; i < ARRAY_SIZE(ioband_group_types); i++)
+		if (!strcmp(arg, ioband_group_types[i].name))
 			return i;
 	return -EINVAL;
+}
+
+static int ioband_parse_policy(const char *arg)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ioband_policy_names); i++)
+		if (!strcmp(arg, ioband_policy_names[i]))
+			return i;
+	return -EINVAL;
+}
+
+/* Attaches a new group @id of @weight to @ic. */
+static int ioband_attach(struct ioband_c *ic, u64 id, u32 weight)
+{
+	struct ioband_domain *domain = ic->domain;
+	struct ioband_group *group;
+	unsigned long flags;
+	bool attached;
+
+	group = kzalloc(sizeof(*group), GFP_KERNEL);
+	if (!group)
+		return -ENOMEM;
+	group->id = id;
+
+	spin_lock_irqsave(&domain->lock, flags);
+	attached = ioband_group_attach(&ic->groups, group);
+	if (attached)
+		ioband_sched_entity_init(&domain->sched, &group->entity, weight);
+	spin_unlock_irqrestore(&domain->lock, flags);
+
+	if (!attached) {
+		kfree(group);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/*
+ * Takes @group out of @ic; its held bios move to the default group. The
+ * group is freed now, or by the completion of its last bio in flight.
+ */
+static void __ioband_detach(struct ioband_c *ic, struct ioband_group *group)
+{
+	lockdep_assert_held(&ic->domain->lock);
+	ioband_group_detach(&ic->groups, group);
+	ioband_sched_detach(&ic->domain->sched, &group->entity,
+			    &ic->groups.default_group.entity);
+	group->detached = true;
+	if (!group->in_flight)
+		kfree(group);
 }
 
 /*
@@ -244,21 +455,24 @@ static int ioband_parse_name(const char *arg, const char * const *names,
 static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as)
 {
 	struct ioband_c *ic = ti->private;
+	struct ioband_sched *sched = &ic->domain->sched;
 	bool default_seen = false, is_default;
-	struct ioband_group *group;
 	unsigned int nr_groups = 0;
 	unsigned int hash_bits, i;
+	unsigned long flags;
 	const char *arg;
 	u32 weight;
 	u64 id = 0;
+	int ret;
 
 	for (i = 0; i < as->argc; i++)
 		nr_groups += as->argv[i][0] != ':';
-	if (nr_groups && ic->group_type == IOBAND_TYPE_NONE) {
+	if (nr_groups && ioband_type(ic) == IOBAND_TYPE_NONE) {
 		ti->error = "group: group_type none takes no <id>:<weight> groups";
 		return -EINVAL;
 	}
 
+	/* Room for live attaches: chains stay short up to 4x the table's. */
 	hash_bits = ioband_hash_bits_for(nr_groups);
 	ic->buckets = kvcalloc(1U << hash_bits, sizeof(*ic->buckets), GFP_KERNEL);
 	if (!ic->buckets) {
@@ -266,11 +480,14 @@ static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as)
 		return -ENOMEM;
 	}
 	ioband_group_set_init(&ic->groups, ic->buckets, hash_bits);
-	ioband_sched_entity_init(&ic->sched, &ic->groups.default_group.entity,
+	spin_lock_irqsave(&ic->domain->lock, flags);
+	ioband_sched_entity_init(sched, &ic->groups.default_group.entity,
 				 IOBAND_DEFAULT_WEIGHT);
+	spin_unlock_irqrestore(&ic->domain->lock, flags);
 
 	while ((arg = dm_shift_arg(as))) {
-		if (ioband_parse_group_weight(arg, &id, &weight, &is_default)) {
+		if (ioband_parse_group_weight(arg, false, &id, &weight,
+					      &is_default)) {
 			DMERR("group '%s': want <id>:<weight> or :<weight>, weight %u..%u",
 			      arg, IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
 			ti->error = "group: want <id>:<weight> or :<weight> with weight 1..32767";
@@ -282,41 +499,49 @@ static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as)
 				return -EINVAL;
 			}
 			default_seen = true;
-			ioband_sched_set_weight(&ic->sched,
+			spin_lock_irqsave(&ic->domain->lock, flags);
+			ioband_sched_set_weight(sched,
 						&ic->groups.default_group.entity,
 						weight);
+			spin_unlock_irqrestore(&ic->domain->lock, flags);
 			continue;
 		}
 
-		group = kzalloc(sizeof(*group), GFP_KERNEL);
-		if (!group) {
-			ti->error = "Cannot allocate a group";
-			return -ENOMEM;
-		}
-		group->id = id;
-		if (!ioband_group_attach(&ic->groups, group)) {
-			kfree(group);
+		ret = ioband_attach(ic, id, weight);
+		if (ret == -EEXIST) {
 			DMERR("group '%s': id %llu is given twice", arg, id);
 			ti->error = "group: the same <id> is given twice";
 			return -EINVAL;
 		}
-		ioband_sched_entity_init(&ic->sched, &group->entity, weight);
+		if (ret) {
+			ti->error = "Cannot allocate a group";
+			return ret;
+		}
 	}
 	return 0;
 }
 
+/* dtr runs after the last suspend: no bio of ours is held or in flight. */
 static void ioband_dtr(struct dm_target *ti)
 {
 	struct ioband_c *ic = ti->private;
-	struct ioband_group *group, *next;
+	struct ioband_group *group;
+	unsigned long flags;
 
-	for (group = ic->groups.first; group; group = next) {
-		next = group->next;
-		kfree(group);
+	if (ic->domain) {
+		spin_lock_irqsave(&ic->domain->lock, flags);
+		while ((group = ic->groups.first))
+			__ioband_detach(ic, group);
+		ioband_sched_detach(&ic->domain->sched,
+				    &ic->groups.default_group.entity, NULL);
+		if (ic->suspended)
+			ic->domain->nr_suspended--;
+		ioband_sched_set_passthrough(&ic->domain->sched,
+					     ic->domain->nr_suspended);
+		spin_unlock_irqrestore(&ic->domain->lock, flags);
+		ioband_put_domain(ic->domain);
 	}
 	kvfree(ic->buckets);
-	if (ic->wq)
-		destroy_workqueue(ic->wq);
 	if (ic->dev)
 		dm_put_device(ti, ic->dev);
 	kfree(ic);
@@ -328,10 +553,12 @@ static void ioband_dtr(struct dm_target *ti)
  *   <device> <ioband_device_id> <io_throttle> <io_limit> <group_type>
  *   <policy> <token_base> [:<default weight>] [<id>:<weight>]...
  *
- * group_type: none | cgroup (ids are cgroup v2 ids, the inode numbers of
- * the cgroup directories). policy: weight | weight-iosize. io_throttle,
- * io_limit and token_base: 0 means the default; an io_limit below
- * io_throttle is raised to it, as dm-ioband did. The default weight is 100.
+ * group_type: none | cgroup | uid | user | gid | pid | pgrp; for cgroup
+ * the ids are cgroup v2 ids (the inode numbers of the cgroup directories).
+ * policy: weight | weight-iosize. io_throttle, io_limit and token_base: 0
+ * means the default; an io_limit below io_throttle is raised to it, as
+ * dm-ioband did. The default weight is 100. The domain's knobs (policy,
+ * token_base, io_throttle, io_limit) are the latest loaded table's.
  */
 static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -343,6 +570,8 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	struct dm_arg_set as = { .argc = argc, .argv = argv };
 	struct ioband_sched_params params;
 	const char *device, *domain_id;
+	unsigned int io_throttle, io_limit;
+	unsigned long flags;
 	struct ioband_c *ic;
 	int ret;
 
@@ -357,7 +586,6 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	ti->private = ic;
-	spin_lock_init(&ic->lock);
 
 	device = dm_shift_arg(&as);
 	domain_id = dm_shift_arg(&as);
@@ -366,25 +594,22 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ret = -EINVAL;
 		goto bad;
 	}
-	strscpy(ic->domain_id, domain_id, sizeof(ic->domain_id));
 
-	ret = dm_read_arg(&_args[0], &as, &ic->io_throttle, &ti->error);
+	ret = dm_read_arg(&_args[0], &as, &io_throttle, &ti->error);
 	if (ret)
 		goto bad;
-	ret = dm_read_arg(&_args[1], &as, &ic->io_limit, &ti->error);
+	ret = dm_read_arg(&_args[1], &as, &io_limit, &ti->error);
 	if (ret)
 		goto bad;
 
-	ret = ioband_parse_name(dm_shift_arg(&as), ioband_group_type_names,
-				ARRAY_SIZE(ioband_group_type_names));
+	ret = ioband_parse_type(dm_shift_arg(&as));
 	if (ret < 0) {
-		ti->error = "group_type: unknown, want none or cgroup";
+		ti->error = "group_type: unknown, want none, cgroup, uid, user, gid, pid or pgrp";
 		goto bad;
 	}
-	ic->group_type = ret;
+	ic->type_index = ret;
 
-	ret = ioband_parse_name(dm_shift_arg(&as), ioband_policy_names,
-				ARRAY_SIZE(ioband_policy_names));
+	ret = ioband_parse_policy(dm_shift_arg(&as));
 	if (ret < 0) {
 		ti->error = "policy: unknown, want weight or weight-iosize";
 		goto bad;
@@ -394,13 +619,19 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ret = dm_read_arg(&_args[2], &as, &params.token_base, &ti->error);
 	if (ret)
 		goto bad;
-	params.io_throttle = ic->io_throttle;
-	params.io_limit = ic->io_limit;
-	if (params.io_limit && params.io_limit < ic->io_throttle)
-		params.io_limit = ic->io_throttle;
-	if (!params.io_limit && IOBAND_DEFAULT_IO_LIMIT < ic->io_throttle)
-		params.io_limit = ic->io_throttle;
-	ioband_sched_init(&ic->sched, &params);
+	params.io_throttle = io_throttle;
+	params.io_limit = io_limit;
+	if (io_limit && io_limit < io_throttle)
+		params.io_limit = io_throttle;
+	if (!io_limit && IOBAND_DEFAULT_IO_LIMIT < io_throttle)
+		params.io_limit = io_throttle;
+
+	ic->domain = ioband_get_domain(domain_id, &params);
+	if (!ic->domain) {
+		ti->error = "Cannot allocate the bandwidth domain";
+		ret = -ENOMEM;
+		goto bad;
+	}
 
 	ret = ioband_parse_groups(ti, &as);
 	if (ret)
@@ -412,13 +643,12 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
-	ic->wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM, 0);
-	if (!ic->wq) {
-		ti->error = "Cannot allocate the dispatch workqueue";
-		ret = -ENOMEM;
-		goto bad;
-	}
-	INIT_WORK(&ic->dispatch_work, ioband_dispatch_work);
+	/* Nothing fails from here: the table's knobs become the domain's. */
+	spin_lock_irqsave(&ic->domain->lock, flags);
+	params.carryover = ic->domain->sched.params.carryover;
+	ioband_sched_set_params(&ic->domain->sched, &params);
+	spin_unlock_irqrestore(&ic->domain->lock, flags);
+	ioband_kick(ic->domain);
 
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
@@ -437,13 +667,15 @@ bad:
 static int ioband_map(struct dm_target *ti, struct bio *bio)
 {
 	struct ioband_c *ic = ti->private;
+	struct ioband_domain *domain = ic->domain;
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	struct ioband_group *group;
 	enum ioband_dir dir;
 	unsigned long flags;
 	bool now, kick;
+	u64 now_ns;
 
-	ib->scheduled = false;
+	ib->group = NULL;
 	bio_set_dev(bio, ic->dev->bdev);
 	if (!bio_sectors(bio))
 		return DM_MAPIO_REMAPPED;	/* empty flush: never held */
@@ -458,20 +690,24 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_REMAPPED;
 
 	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir);
-	ib->scheduled = true;
+	now_ns = ktime_get_ns();
 	rcu_read_lock();
-	spin_lock_irqsave(&ic->lock, flags);
+	spin_lock_irqsave(&domain->lock, flags);
 	group = __ioband_classify(ti, bio);
 	ioband_group_account(group, dir, bio_sectors(bio));
-	now = ioband_sched_submit(&ic->sched, &group->entity, &ib->item);
-	if (!now)
+	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item);
+	if (now) {
+		__ioband_start(ib, group, now_ns);
+	} else {
 		group->stats.delayed[dir]++;
-	kick = !now && ioband_sched_has_work(&ic->sched);
-	spin_unlock_irqrestore(&ic->lock, flags);
+		ib->time_ns = now_ns;
+	}
+	kick = !now && ioband_sched_has_work(&domain->sched);
+	spin_unlock_irqrestore(&domain->lock, flags);
 	rcu_read_unlock();
 
 	if (kick)
-		ioband_kick(ic);
+		ioband_kick(domain);
 	return now ? DM_MAPIO_REMAPPED : DM_MAPIO_SUBMITTED;
 }
 
@@ -479,50 +715,69 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
 	struct ioband_c *ic = ti->private;
+	struct ioband_domain *domain = ic->domain;
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+	struct ioband_group *group = ib->group;
+	struct ioband_group *gone = NULL;
 	unsigned long flags;
+	u64 now_ns;
 	bool kick;
 
-	if (!ib->scheduled)
+	if (!group)
 		return DM_ENDIO_DONE;
-	spin_lock_irqsave(&ic->lock, flags);
-	kick = ioband_sched_complete(&ic->sched, &ib->item);
-	spin_unlock_irqrestore(&ic->lock, flags);
+	now_ns = ktime_get_ns();
+	spin_lock_irqsave(&domain->lock, flags);
+	group->stats.service_ns += now_ns - ib->time_ns;
+	if (!--group->in_flight && group->detached)
+		gone = group;
+	kick = ioband_sched_complete(&domain->sched, &ib->item);
+	spin_unlock_irqrestore(&domain->lock, flags);
+	kfree(gone);
 	if (kick)
-		ioband_kick(ic);
+		ioband_kick(domain);
 	return DM_ENDIO_DONE;
 }
 
 /*
- * dm waits for every bio we hold before it suspends: send them all down,
- * and every new one at once, until resume.
+ * dm waits for every bio we hold before it suspends. While any target of
+ * a domain is suspending or suspended, the domain sends every held bio
+ * down and every new one at once.
  */
-static void ioband_set_passthrough(struct ioband_c *ic, bool on)
+static void ioband_set_suspended(struct ioband_c *ic, bool suspended)
 {
+	struct ioband_domain *domain = ic->domain;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ic->lock, flags);
-	ioband_sched_set_passthrough(&ic->sched, on);
-	spin_unlock_irqrestore(&ic->lock, flags);
+	spin_lock_irqsave(&domain->lock, flags);
+	if (ic->suspended != suspended) {
+		ic->suspended = suspended;
+		if (suspended)
+			domain->nr_suspended++;
+		else
+			domain->nr_suspended--;
+		ioband_sched_set_passthrough(&domain->sched,
+					     domain->nr_suspended);
+	}
+	spin_unlock_irqrestore(&domain->lock, flags);
 }
 
 static void ioband_presuspend(struct dm_target *ti)
 {
 	struct ioband_c *ic = ti->private;
 
-	ioband_set_passthrough(ic, true);
-	ioband_kick(ic);
-	flush_workqueue(ic->wq);
+	ioband_set_suspended(ic, true);
+	ioband_kick(ic->domain);
+	flush_workqueue(ic->domain->wq);
 }
 
 static void ioband_presuspend_undo(struct dm_target *ti)
 {
-	ioband_set_passthrough(ti->private, false);
+	ioband_set_suspended(ti->private, false);
 }
 
 static void ioband_resume(struct dm_target *ti)
 {
-	ioband_set_passthrough(ti->private, false);
+	ioband_set_suspended(ti->private, false);
 }
 
 static void ioband_emit_group(const struct ioband_group *group, bool is_default,
@@ -547,43 +802,295 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 			  unsigned int maxlen)
 {
 	struct ioband_c *ic = ti->private;
+	struct ioband_domain *domain = ic->domain;
+	const struct ioband_sched_params *params = &domain->sched.params;
 	const struct ioband_group *group;
 	unsigned long flags;
 	size_t sz = 0;
 
+	spin_lock_irqsave(&domain->lock, flags);
 	switch (type) {
 	case STATUSTYPE_INFO:
-		spin_lock_irqsave(&ic->lock, flags);
-		DMEMIT("%s", ic->domain_id);
+		DMEMIT("%s", domain->id);
 		ioband_emit_group(&ic->groups.default_group, true, result,
 				  maxlen, &sz);
 		for (group = ic->groups.first; group; group = group->next)
 			ioband_emit_group(group, false, result, maxlen, &sz);
-		spin_unlock_irqrestore(&ic->lock, flags);
 		break;
 
 	case STATUSTYPE_TABLE:
-		spin_lock_irqsave(&ic->lock, flags);
-		DMEMIT("%s %s %u %u %s %s %u :%u", ic->dev->name, ic->domain_id,
-		       ic->io_throttle, ic->io_limit,
-		       ioband_group_type_names[ic->group_type],
-		       ioband_policy_names[ic->sched.params.policy],
-		       ic->sched.params.token_base,
+		DMEMIT("%s %s %u %u %s %s %u :%u", ic->dev->name, domain->id,
+		       params->io_throttle, params->io_limit,
+		       ioband_group_types[ic->type_index].name,
+		       ioband_policy_names[params->policy], params->token_base,
 		       ic->groups.default_group.entity.weight);
 		for (group = ic->groups.first; group; group = group->next)
 			DMEMIT(" %llu:%u", group->id, group->entity.weight);
-		spin_unlock_irqrestore(&ic->lock, flags);
 		break;
 
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
 		DMEMIT(",device_name=%s,ioband_device_id=%s,group_type=%s,policy=%s,groups=%u;",
-		       ic->dev->name, ic->domain_id,
-		       ioband_group_type_names[ic->group_type],
-		       ioband_policy_names[ic->sched.params.policy],
+		       ic->dev->name, domain->id,
+		       ioband_group_types[ic->type_index].name,
+		       ioband_policy_names[params->policy],
 		       ic->groups.nr_groups);
 		break;
 	}
+	spin_unlock_irqrestore(&domain->lock, flags);
+}
+
+static void ioband_emit_group_stats(const struct ioband_group *group,
+				    bool is_default, char *result,
+				    unsigned int maxlen, size_t *psz)
+{
+	const struct ioband_group_stats *st = &group->stats;
+	size_t sz = *psz;
+
+	if (is_default)
+		DMEMIT("\ngroup=-1");
+	else
+		DMEMIT("\ngroup=%llu", group->id);
+	DMEMIT(" weight=%u reads=%llu read_sectors=%llu writes=%llu write_sectors=%llu",
+	       group->entity.weight, st->ios[IOBAND_READ],
+	       st->sectors[IOBAND_READ], st->ios[IOBAND_WRITE],
+	       st->sectors[IOBAND_WRITE]);
+	DMEMIT(" delayed_reads=%llu delayed_writes=%llu queued=%u in_flight=%u",
+	       st->delayed[IOBAND_READ], st->delayed[IOBAND_WRITE],
+	       group->entity.nr_queued, group->in_flight);
+	DMEMIT(" wait_ns=%llu wait_max_ns=%llu service_ns=%llu finish_tag=%llu",
+	       st->wait_ns, st->wait_max_ns, st->service_ns,
+	       group->entity.finish);
+	*psz = sz;
+}
+
+/* The stats message: the domain, then one line per group of this target. */
+static void __ioband_emit_stats(struct ioband_c *ic, char *result,
+				unsigned int maxlen)
+{
+	const struct ioband_sched *sched = &ic->domain->sched;
+	const struct ioband_group *group;
+	size_t sz = 0;
+
+	DMEMIT("domain=%s policy=%s token_base=%u io_throttle=%u io_limit=%u carryover=%u in_flight=%u queued=%u vtime=%llu",
+	       ic->domain->id, ioband_policy_names[sched->params.policy],
+	       sched->token_base, sched->io_throttle, sched->io_limit,
+	       sched->params.carryover, sched->in_flight, sched->nr_queued,
+	       sched->vtime);
+	ioband_emit_group_stats(&ic->groups.default_group, true, result,
+				maxlen, &sz);
+	for (group = ic->groups.first; group; group = group->next)
+		ioband_emit_group_stats(group, false, result, maxlen, &sz);
+}
+
+static void __ioband_reset_stats(struct ioband_c *ic)
+{
+	struct ioband_group_stats zero = { 0 };
+	struct ioband_group *group;
+
+	ic->groups.default_group.stats = zero;
+	for (group = ic->groups.first; group; group = group->next)
+		group->stats = zero;
+}
+
+/* Messages that change one of the domain's knobs: name, then setter. */
+static const struct {
+	const char *name;
+	bool (*set)(struct ioband_sched *sched, u32 value);
+} ioband_knob_messages[] = {
+	{ "token", ioband_sched_set_token_base },
+	{ "carryover", ioband_sched_set_carryover },
+	{ "io_limit", ioband_sched_set_io_limit },
+	{ "io_throttle", ioband_sched_set_io_throttle },
+};
+
+static int ioband_message_knob(struct ioband_c *ic, unsigned int knob,
+			       const char *arg)
+{
+	struct ioband_domain *domain = ic->domain;
+	unsigned long flags;
+	bool valid;
+	u64 value;
+
+	if (ioband_parse_u64(arg, &value) || value > U32_MAX) {
+		DMERR("%s '%s': want an unsigned number",
+		      ioband_knob_messages[knob].name, arg);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&domain->lock, flags);
+	valid = ioband_knob_messages[knob].set(&domain->sched, value);
+	spin_unlock_irqrestore(&domain->lock, flags);
+	if (!valid) {
+		DMERR("%s %s: out of range (io_throttle <= io_limit <= %u, token <= %u, carryover <= %u)",
+		      ioband_knob_messages[knob].name, arg, IOBAND_MAX_IO_LIMIT,
+		      IOBAND_MAX_TOKEN_BASE, IOBAND_MAX_CARRYOVER);
+		return -EINVAL;
+	}
+	ioband_kick(domain);	/* a higher io_limit frees slots */
+	return 0;
+}
+
+static int ioband_message_attach(struct ioband_c *ic, const char *arg)
+{
+	bool is_default;
+	u32 weight = ic->groups.default_group.entity.weight;
+	u64 id;
+	int ret;
+
+	if (ioband_type(ic) == IOBAND_TYPE_NONE) {
+		DMERR("attach: group_type none has no groups to attach");
+		return -EINVAL;
+	}
+	if (ioband_parse_u64(arg, &id) &&
+	    (ioband_parse_group_weight(arg, false, &id, &weight, &is_default) ||
+	     is_default)) {
+		DMERR("attach '%s': want <id> or <id>:<weight>, weight %u..%u",
+		      arg, IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
+		return -EINVAL;
+	}
+	ret = ioband_attach(ic, id, weight);
+	if (ret == -EEXIST)
+		DMERR("attach %llu: already attached", id);
+	return ret;
+}
+
+static int ioband_message_detach(struct ioband_c *ic, const char *arg)
+{
+	struct ioband_domain *domain = ic->domain;
+	struct ioband_group *group = NULL;
+	unsigned long flags;
+	u64 id;
+
+	if (ioband_parse_u64(arg, &id)) {
+		DMERR("detach '%s': want a group id", arg);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&domain->lock, flags);
+	group = ioband_group_find(&ic->groups, id);
+	if (group)
+		__ioband_detach(ic, group);
+	spin_unlock_irqrestore(&domain->lock, flags);
+	if (!group) {
+		DMERR("detach %llu: no such group", id);
+		return -EINVAL;
+	}
+	ioband_kick(domain);
+	return 0;
+}
+
+static int ioband_message_weight(struct ioband_c *ic, const char *arg)
+{
+	struct ioband_domain *domain = ic->domain;
+	struct ioband_group *group;
+	unsigned long flags;
+	bool is_default;
+	u32 weight;
+	u64 id;
+
+	if (ioband_parse_group_weight(arg, true, &id, &weight, &is_default)) {
+		DMERR("weight '%s': want [<id>:]<weight>, weight %u..%u",
+		      arg, IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&domain->lock, flags);
+	group = is_default ? &ic->groups.default_group :
+			     ioband_group_find(&ic->groups, id);
+	if (group)
+		ioband_sched_set_weight(&domain->sched, &group->entity, weight);
+	spin_unlock_irqrestore(&domain->lock, flags);
+	if (!group) {
+		DMERR("weight %s: group %llu is not attached", arg, id);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int ioband_message_policy(struct ioband_c *ic, const char *arg)
+{
+	struct ioband_domain *domain = ic->domain;
+	unsigned long flags;
+	int policy;
+
+	policy = ioband_parse_policy(arg);
+	if (policy < 0) {
+		DMERR("policy '%s': unknown, want weight or weight-iosize", arg);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&domain->lock, flags);
+	ioband_sched_set_policy(&domain->sched, policy);
+	spin_unlock_irqrestore(&domain->lock, flags);
+	return 0;
+}
+
+static int ioband_message_type(struct ioband_c *ic, const char *arg)
+{
+	unsigned long flags;
+	int type, ret = 0;
+
+	type = ioband_parse_type(arg);
+	if (type < 0) {
+		DMERR("type '%s': unknown, want none, cgroup, uid, user, gid, pid or pgrp",
+		      arg);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&ic->domain->lock, flags);
+	if (ic->groups.nr_groups)
+		ret = -EBUSY;
+	else
+		ic->type_index = type;
+	spin_unlock_irqrestore(&ic->domain->lock, flags);
+	if (ret)
+		DMERR("type %s: detach every group first", arg);
+	return ret;
+}
+
+/*
+ * Messages, all applied live:
+ *   attach <id>[:<weight>]   detach <id>   weight [<id>:]<weight>
+ *   token <n>   carryover <n>   io_limit <n>   io_throttle <n>
+ *   policy <name>   type <name>   reset   stats
+ */
+static int ioband_message(struct dm_target *ti, unsigned int argc,
+			  char **argv, char *result, unsigned int maxlen)
+{
+	struct ioband_c *ic = ti->private;
+	unsigned long flags;
+	unsigned int i;
+
+	if (argc == 1 && !strcasecmp(argv[0], "stats")) {
+		spin_lock_irqsave(&ic->domain->lock, flags);
+		__ioband_emit_stats(ic, result, maxlen);
+		spin_unlock_irqrestore(&ic->domain->lock, flags);
+		return 1;
+	}
+	if (argc == 1 && !strcasecmp(argv[0], "reset")) {
+		spin_lock_irqsave(&ic->domain->lock, flags);
+		__ioband_reset_stats(ic);
+		spin_unlock_irqrestore(&ic->domain->lock, flags);
+		return 0;
+	}
+	if (argc != 2) {
+		DMERR("message '%s' with %u arguments: want attach, detach, weight, token, carryover, io_limit, io_throttle, policy or type with one argument, or reset or stats alone",
+		      argc ? argv[0] : "", argc ? argc - 1 : 0);
+		return -EINVAL;
+	}
+
+	if (!strcasecmp(argv[0], "attach"))
+		return ioband_message_attach(ic, argv[1]);
+	if (!strcasecmp(argv[0], "detach"))
+		return ioband_message_detach(ic, argv[1]);
+	if (!strcasecmp(argv[0], "weight"))
+		return ioband_message_weight(ic, argv[1]);
+	if (!strcasecmp(argv[0], "policy"))
+		return ioband_message_policy(ic, argv[1]);
+	if (!strcasecmp(argv[0], "type"))
+		return ioband_message_type(ic, argv[1]);
+	for (i = 0; i < ARRAY_SIZE(ioband_knob_messages); i++)
+		if (!strcasecmp(argv[0], ioband_knob_messages[i].name))
+			return ioband_message_knob(ic, i, argv[1]);
+
+	DMERR("unknown message '%s'", argv[0]);
+	return -EINVAL;
 }
 
 static int ioband_iterate_devices(struct dm_target *ti,
@@ -596,7 +1103,7 @@ static int ioband_iterate_devices(struct dm_target *ti,
 
 static struct target_type ioband_target = {
 	.name = "ioband",
-	.version = {0, 1, 0},
+	.version = {0, 2, 0},
 	.module = THIS_MODULE,
 	.ctr = ioband_ctr,
 	.dtr = ioband_dtr,
@@ -606,6 +1113,7 @@ static struct target_type ioband_target = {
 	.presuspend_undo = ioband_presuspend_undo,
 	.resume = ioband_resume,
 	.status = ioband_status,
+	.message = ioband_message,
 	.iterate_devices = ioband_iterate_devices,
 };
 

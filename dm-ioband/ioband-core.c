@@ -95,6 +95,7 @@ bool ioband_group_attach(struct ioband_group_set *set,
 	*bucket = group;
 
 	group->next = NULL;
+	group->prev = set->last;
 	if (set->last)
 		set->last->next = group;
 	else
@@ -104,11 +105,42 @@ bool ioband_group_attach(struct ioband_group_set *set,
 	return true;
 }
 
+void ioband_group_detach(struct ioband_group_set *set,
+			 struct ioband_group *group)
+{
+	struct ioband_group **link;
+
+	link = &set->buckets[ioband_hash(group->id, set->hash_bits)];
+	while (*link != group)
+		link = &(*link)->hash_next;
+	*link = group->hash_next;
+
+	if (group->prev)
+		group->prev->next = group->next;
+	else
+		set->first = group->next;
+	if (group->next)
+		group->next->prev = group->prev;
+	else
+		set->last = group->prev;
+	group->next = NULL;
+	group->prev = NULL;
+	group->hash_next = NULL;
+	set->nr_groups--;
+}
+
 void ioband_group_account(struct ioband_group *group, enum ioband_dir dir,
 			  u64 sectors)
 {
 	group->stats.ios[dir]++;
 	group->stats.sectors[dir] += sectors;
+}
+
+void ioband_group_account_wait(struct ioband_group *group, u64 wait_ns)
+{
+	group->stats.wait_ns += wait_ns;
+	if (wait_ns > group->stats.wait_max_ns)
+		group->stats.wait_max_ns = wait_ns;
 }
 
 bool ioband_weight_valid(unsigned long long weight)
@@ -120,7 +152,7 @@ bool ioband_weight_valid(unsigned long long weight)
  * Reads the decimal number at *@text, advancing past it. Fails on an empty
  * number and on anything above 2^64 - 1.
  */
-static int ioband_parse_u64(const char **text, u64 *value)
+static int ioband_parse_u64_prefix(const char **text, u64 *value)
 {
 	const char *p = *text;
 	u64 v = 0;
@@ -139,19 +171,34 @@ static int ioband_parse_u64(const char **text, u64 *value)
 	return 0;
 }
 
-int ioband_parse_group_weight(const char *text, u64 *id, u32 *weight,
-			      bool *is_default)
+int ioband_parse_u64(const char *text, u64 *value)
+{
+	u64 parsed;
+
+	if (ioband_parse_u64_prefix(&text, &parsed) || *text != '\0')
+		return -1;
+	*value = parsed;
+	return 0;
+}
+
+int ioband_parse_group_weight(const char *text, bool bare_weight, u64 *id,
+			      u32 *weight, bool *is_default)
 {
 	const char *p = text;
 	u64 parsed_id = 0, parsed_weight;
 
 	*is_default = *p == ':';
-	if (!*is_default && ioband_parse_u64(&p, &parsed_id))
+	if (!*is_default && ioband_parse_u64_prefix(&p, &parsed_id))
 		return -1;
-	if (*p++ != ':')
-		return -1;
-	if (ioband_parse_u64(&p, &parsed_weight) || *p != '\0')
-		return -1;
+	if (bare_weight && !*is_default && *p == '\0') {
+		*is_default = true;
+		parsed_weight = parsed_id;
+	} else {
+		if (*p++ != ':')
+			return -1;
+		if (ioband_parse_u64_prefix(&p, &parsed_weight) || *p != '\0')
+			return -1;
+	}
 	if (!ioband_weight_valid(parsed_weight))
 		return -1;
 

@@ -20,19 +20,25 @@
 /* Smallest hash table: 2^IOBAND_MIN_HASH_BITS buckets. */
 #define IOBAND_MIN_HASH_BITS	6
 
-/* What `dmsetup status` reports for one group. */
+/* What the status and the stats message report for one group. */
 struct ioband_group_stats {
 	u64 ios[IOBAND_NR_DIRS];
 	u64 delayed[IOBAND_NR_DIRS];	/* bios that had to wait in ioband */
 	u64 sectors[IOBAND_NR_DIRS];
+	u64 wait_ns;			/* held in ioband, all bios */
+	u64 wait_max_ns;		/* longest one bio was held */
+	u64 service_ns;			/* dispatch to completion below */
 };
 
 struct ioband_group {
 	u64 id;				/* cgroup id, uid, ...; unused for the default group */
 	struct ioband_sched_entity entity;	/* its weight and held bios */
 	struct ioband_group_stats stats;
+	u32 in_flight;			/* dispatched, not completed */
+	bool detached;			/* freed when in_flight drops to 0 */
 	struct ioband_group *hash_next;	/* chain of the id's hash bucket */
 	struct ioband_group *next;	/* attach order, for status and table */
+	struct ioband_group *prev;
 };
 
 /*
@@ -67,17 +73,29 @@ struct ioband_group *ioband_group_find(const struct ioband_group_set *set,
 bool ioband_group_attach(struct ioband_group_set *set,
 			 struct ioband_group *group);
 
+/* Takes @group out of @set: it is found no more and listed no more. */
+void ioband_group_detach(struct ioband_group_set *set,
+			 struct ioband_group *group);
+
 void ioband_group_account(struct ioband_group *group, enum ioband_dir dir,
 			  u64 sectors);
+
+/* A held bio of @group goes down after waiting @wait_ns. */
+void ioband_group_account_wait(struct ioband_group *group, u64 wait_ns);
 
 bool ioband_weight_valid(unsigned long long weight);
 
 /*
  * Parses "<id>:<weight>" (a table's group argument) or ":<weight>" (the
- * default group's, with @id left untouched and *@is_default set).
+ * default group's, with @id left untouched and *@is_default set). With
+ * @bare_weight, a plain "<weight>" is the default group's too, as the
+ * weight message allows.
  * Returns 0, or -1 when the text is malformed or a number is out of range.
  */
-int ioband_parse_group_weight(const char *text, u64 *id, u32 *weight,
-			      bool *is_default);
+int ioband_parse_group_weight(const char *text, bool bare_weight, u64 *id,
+			      u32 *weight, bool *is_default);
+
+/* Parses a whole decimal u64: 0, or -1 when malformed or too big. */
+int ioband_parse_u64(const char *text, u64 *value);
 
 #endif /* IOBAND_CORE_H */

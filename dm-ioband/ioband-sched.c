@@ -732,7 +732,7 @@ void ioband_sched_detach(struct ioband_sched *sched,
 {
 	if (entity == heir || !entity->attached)
 		return;
-	if (entity->nr_queued) {
+	if (entity->nr_queued && heir) {
 		ioband_rb_erase(sched, entity);
 		if (heir->nr_queued) {
 			heir->tail->next = entity->head;

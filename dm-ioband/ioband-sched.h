@@ -161,7 +161,8 @@ bool ioband_sched_set_weight(struct ioband_sched *sched,
 
 /*
  * Moves @entity's held items to the tail of @heir's queue (normally the
- * default group) and takes @entity out of the domain. Items of @entity in
+ * default group) and takes @entity out of the domain. @heir may be NULL
+ * when @entity holds nothing (a target going away). Items of @entity in
  * flight need nothing more: ioband_sched_complete() does not look at the
  * entity, so the caller may free @entity on return.
  */

@@ -200,3 +200,13 @@ assert_within_pct() {
 	[ $((_awp_diff * 100)) -le $(($1 * $3)) ] ||
 		fail "${4:-value}: expected $1 within $3%, got $2"
 }
+
+# klog_mark: write a mark into the kernel log and print its id;
+# klog_since ID: the kernel log lines logged after that mark. (Never
+# clear the log with dmesg -c: the harness scans each test's window.)
+klog_mark() {
+	_km_id="mark-$$-$(cut -d' ' -f1 /proc/uptime)"
+	kmsg_mark begin "$_km_id"
+	echo "$_km_id"
+}
+klog_since() { kmsg_window "$1"; }

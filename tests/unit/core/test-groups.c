@@ -157,14 +157,14 @@ TEST(parse_group_weight_accepts_valid_arguments)
 	u32 weight;
 	u64 id = 42;
 
-	CHECK(ioband_parse_group_weight(":40", &id, &weight, &is_default) == 0);
+	CHECK(ioband_parse_group_weight(":40", false, &id, &weight, &is_default) == 0);
 	CHECK(is_default && weight == 40 && id == 42);
-	CHECK(ioband_parse_group_weight("4021:200", &id, &weight, &is_default) == 0);
+	CHECK(ioband_parse_group_weight("4021:200", false, &id, &weight, &is_default) == 0);
 	CHECK(!is_default && weight == 200 && id == 4021);
-	CHECK(ioband_parse_group_weight("18446744073709551615:32767", &id,
+	CHECK(ioband_parse_group_weight("18446744073709551615:32767", false, &id,
 					&weight, &is_default) == 0);
 	CHECK(id == ~0ULL && weight == 32767);
-	CHECK(ioband_parse_group_weight("0:1", &id, &weight, &is_default) == 0);
+	CHECK(ioband_parse_group_weight("0:1", false, &id, &weight, &is_default) == 0);
 	CHECK(id == 0 && weight == 1);
 }
 
@@ -181,14 +181,88 @@ TEST(parse_group_weight_rejects_malformed_arguments)
 		bool is_default;
 		u32 weight = 77;
 		u64 id = 42;
-		int ret = ioband_parse_group_weight(bad[i], &id, &weight,
-						    &is_default);
+		int ret = ioband_parse_group_weight(bad[i], false, &id,
+						    &weight, &is_default);
 
 		if (ret != -1)
 			fprintf(stderr, "  accepted '%s'\n", bad[i]);
 		CHECK(ret == -1);
 		CHECK(id == 42 && weight == 77);
 	}
+}
+
+TEST(parse_group_weight_bare_weight_is_the_default_groups)
+{
+	bool is_default;
+	u32 weight;
+	u64 id = 42;
+
+	CHECK(ioband_parse_group_weight("300", true, &id, &weight,
+					&is_default) == 0);
+	CHECK(is_default && weight == 300 && id == 42);
+	CHECK(ioband_parse_group_weight("300", false, &id, &weight,
+					&is_default) == -1);
+	CHECK(ioband_parse_group_weight("0", true, &id, &weight,
+					&is_default) == -1);
+	CHECK(ioband_parse_group_weight("7:5", true, &id, &weight,
+					&is_default) == 0);
+	CHECK(!is_default && id == 7 && weight == 5);
+}
+
+TEST(parse_u64_whole_numbers_only)
+{
+	u64 v = 9;
+
+	CHECK(ioband_parse_u64("0", &v) == 0 && v == 0);
+	CHECK(ioband_parse_u64("18446744073709551615", &v) == 0 && v == ~0ULL);
+	CHECK(ioband_parse_u64("18446744073709551616", &v) == -1);
+	CHECK(ioband_parse_u64("", &v) == -1);
+	CHECK(ioband_parse_u64("12a", &v) == -1);
+	CHECK(ioband_parse_u64("-1", &v) == -1);
+	CHECK(v == ~0ULL);
+}
+
+TEST(detach_removes_from_lookup_and_order)
+{
+	struct fixture f;
+	struct ioband_group *g;
+	unsigned int i, n = 0;
+
+	fixture_init(&f, 5);
+	for (i = 0; i < 5; i++) {
+		f.groups[i].id = 10 + i;
+		CHECK(ioband_group_attach(&f.set, &f.groups[i]));
+	}
+	ioband_group_detach(&f.set, &f.groups[0]);	/* first */
+	ioband_group_detach(&f.set, &f.groups[2]);	/* middle */
+	ioband_group_detach(&f.set, &f.groups[4]);	/* last */
+	CHECK(f.set.nr_groups == 2);
+	CHECK(ioband_group_find(&f.set, 10) == NULL);
+	CHECK(ioband_group_find(&f.set, 12) == NULL);
+	CHECK(ioband_group_find(&f.set, 14) == NULL);
+	CHECK(ioband_group_find(&f.set, 11) == &f.groups[1]);
+	CHECK(ioband_group_find(&f.set, 13) == &f.groups[3]);
+	for (g = f.set.first; g; g = g->next)
+		n++;
+	CHECK(n == 2);
+	CHECK(f.set.first == &f.groups[1] && f.set.last == &f.groups[3]);
+	CHECK(f.set.last->prev == &f.groups[1]);
+	/* A detached id may be attached again. */
+	CHECK(ioband_group_attach(&f.set, &f.groups[2]));
+	CHECK(f.set.last == &f.groups[2]);
+	fixture_free(&f);
+}
+
+TEST(wait_accounting_keeps_total_and_max)
+{
+	struct ioband_group g;
+
+	memset(&g, 0, sizeof(g));
+	ioband_group_account_wait(&g, 500);
+	ioband_group_account_wait(&g, 2000);
+	ioband_group_account_wait(&g, 100);
+	CHECK(g.stats.wait_ns == 2600);
+	CHECK(g.stats.wait_max_ns == 2000);
 }
 
 int main(void)
@@ -203,5 +277,9 @@ int main(void)
 			 T(account_counts_ios_and_sectors_per_direction),
 			 T(weight_range),
 			 T(parse_group_weight_accepts_valid_arguments),
-			 T(parse_group_weight_rejects_malformed_arguments));
+			 T(parse_group_weight_rejects_malformed_arguments),
+			 T(parse_group_weight_bare_weight_is_the_default_groups),
+			 T(parse_u64_whole_numbers_only),
+			 T(detach_removes_from_lookup_and_order),
+			 T(wait_accounting_keeps_total_and_max));
 }

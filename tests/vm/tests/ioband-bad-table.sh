@@ -14,7 +14,7 @@ long_id=abcdefghijklmnopqrstuvwxyz0123456
 rejected() { # EXPECTED_ERROR ARGS...: the table "ARGS" must fail with it
 	expected=$1
 	shift
-	dmesg -c >/dev/null
+	_mark=$(klog_mark)
 	if echo "0 $size ioband $*" | dmsetup create bad-try 2>/dev/null; then
 		dmsetup remove bad-try
 		fail "accepted a bad table: $*"
@@ -22,8 +22,8 @@ rejected() { # EXPECTED_ERROR ARGS...: the table "ARGS" must fail with it
 	if dmsetup info bad-try >/dev/null 2>&1; then
 		fail "a rejected table left the device bad-try behind: $*"
 	fi
-	if ! dmesg | grep -q "ioband: $expected"; then
-		dmesg | tail -n 5
+	if ! klog_since "$_mark" | grep -q "ioband: $expected"; then
+		klog_since "$_mark" | tail -n 5
 		fail "table '$*': kernel log lacks 'ioband: $expected'"
 	fi
 	echo "rejected as expected ($expected): $*"

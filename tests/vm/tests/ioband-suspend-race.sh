@@ -53,7 +53,8 @@ umount /mnt/sr
 fio --name=busy --filename=/dev/mapper/sr --direct=1 --rw=randread --bs=4k \
 	--size=128M --time_based --runtime=5 --output=fio-busy.txt &
 fio_pid=$!
-sleep 1
+wait_for 20 sh -c 'dmsetup info sr | grep -q "Open count: *[1-9]"' ||
+	fail "fio did not open the device"
 dmsetup remove --deferred sr
 wait "$fio_pid" || { cat fio-busy.txt; fail "fio failed across a deferred remove"; }
 sleep 1
