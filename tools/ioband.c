@@ -4,14 +4,16 @@
  *
  * Table:  <device> <ioband_device_id> <io_throttle> <io_limit> <group_type>
  *         <policy> <token_base> :<default_weight> [<id>:<weight> ...]
- * Status: <ioband_device_id> -1 <7 counters of the default group>
+ * Status: <ioband_device_id> -1 <6 counters of the default group>
  *         [<id> <6 counters> ...]
+ * Stats:  the reply to the "stats" message, see ioband_parse_stats().
  *
  * The input comes from the kernel (or from a fuzzer): every token is
  * checked, numbers never overflow, and nothing is read past the NUL.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,12 @@ static const char *const group_types[] = {
 static const char *const policies[] = {
 	"weight", "weight-iosize",
 };
+
+/* The policies whose cost is a sector count rather than an IO. */
+int ioband_iosize_policy(const char *policy)
+{
+	return !strcmp(policy, "weight-iosize");
+}
 
 static int in_list(const char *s, const char *const *list, size_t n)
 {
@@ -271,18 +279,46 @@ void ioband_table_free(struct ioband_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+#define IOBAND_GROUP_FIELDS_MAX	4	/* <id>:<weight>:<min>:<max> */
+
+/*
+ * Split a table group "<id>:<a>[:<b>...]" at its colons; returns the number
+ * of fields, or 0 when there are too many.
+ */
+static size_t split_group(const struct token *tok, struct token *fields)
+{
+	const char *p = tok->s, *end = tok->s + tok->len;
+	size_t n = 0;
+
+	for (;;) {
+		const char *colon = memchr(p, ':', end - p);
+
+		if (n == IOBAND_GROUP_FIELDS_MAX)
+			return 0;
+		fields[n].s = p;
+		fields[n].len = (colon ? colon : end) - p;
+		n++;
+		if (!colon)
+			return n;
+		p = colon + 1;
+	}
+}
+
 static int parse_table_weight(const struct token *tok, struct ioband_table *t)
 {
-	const char *colon = memchr(tok->s, ':', tok->len);
+	struct token f[IOBAND_GROUP_FIELDS_MAX];
 	unsigned int weight;
 	uint64_t id;
-	size_t idlen;
 
-	if (!colon)
+	/*
+	 * weight and weight-iosize take <id>:<weight>; range-bw
+	 * (<id>:<min>:<max>) and weight-range (<id>:<weight>:<min>:<max>)
+	 * will add their field counts here.
+	 */
+	if (split_group(tok, f) != 2)
 		return -EINVAL;
-	idlen = colon - tok->s;
-	if (parse_u64(tok->s, idlen, UINT64_MAX, &id) ||
-	    parse_weight_len(colon + 1, tok->len - idlen - 1, &weight))
+	if (parse_u64(f[0].s, f[0].len, UINT64_MAX, &id) ||
+	    parse_weight_len(f[1].s, f[1].len, &weight))
 		return -EINVAL;
 	/* A group given twice is malformed, not a reason to merge. */
 	switch (ioband_table_add_weight(t, id, weight)) {
@@ -438,6 +474,347 @@ int ioband_parse_status(const char *params, struct ioband_status *out)
 bad:
 	ioband_status_free(&st);
 	return -EINVAL;
+}
+
+/*
+ * The "stats" reply
+ */
+
+enum stats_kind {
+	STATS_U64,
+	STATS_GROUP_ID,		/* "-1" for the default group, else a u64 */
+	STATS_WORD,		/* a string of at most IOBAND_TYPE_MAX chars */
+	STATS_DOMAIN,		/* a string of at most IOBAND_DOMAIN_MAX chars */
+};
+
+struct stats_key {
+	const char *name;
+	enum stats_kind kind;
+	size_t offset;
+	int optional;		/* else a record without it is malformed */
+	size_t has_offset;	/* optional: the int set when present */
+};
+
+#define KEY(name, kind, type, field) { name, kind, offsetof(type, field), 0, 0 }
+#define OPT_KEY(name, type, field, has) \
+	{ name, STATS_U64, offsetof(type, field), 1, offsetof(type, has) }
+
+/* The first key of each table names the record. */
+static const struct stats_key domain_keys[] = {
+	KEY("domain",      STATS_DOMAIN, struct ioband_stats, domain),
+	KEY("policy",      STATS_WORD,   struct ioband_stats, policy),
+	KEY("token_base",  STATS_U64,    struct ioband_stats, token_base),
+	KEY("io_throttle", STATS_U64,    struct ioband_stats, io_throttle),
+	KEY("io_limit",    STATS_U64,    struct ioband_stats, io_limit),
+	KEY("carryover",   STATS_U64,    struct ioband_stats, carryover),
+	KEY("in_flight",   STATS_U64,    struct ioband_stats, in_flight),
+	KEY("queued",      STATS_U64,    struct ioband_stats, queued),
+	KEY("vtime",       STATS_U64,    struct ioband_stats, vtime),
+	OPT_KEY("elapsed_ns", struct ioband_stats, elapsed_ns, has_elapsed),
+};
+
+static const struct stats_key group_keys[] = {
+	KEY("group",          STATS_GROUP_ID, struct ioband_stats_group, id),
+	KEY("weight",         STATS_U64, struct ioband_stats_group, weight),
+	KEY("reads",          STATS_U64, struct ioband_stats_group, reads),
+	KEY("read_sectors",   STATS_U64, struct ioband_stats_group, read_sectors),
+	KEY("writes",         STATS_U64, struct ioband_stats_group, writes),
+	KEY("write_sectors",  STATS_U64, struct ioband_stats_group, write_sectors),
+	KEY("delayed_reads",  STATS_U64, struct ioband_stats_group, delayed_reads),
+	KEY("delayed_writes", STATS_U64, struct ioband_stats_group, delayed_writes),
+	KEY("queued",         STATS_U64, struct ioband_stats_group, queued),
+	KEY("in_flight",      STATS_U64, struct ioband_stats_group, in_flight),
+	KEY("wait_ns",        STATS_U64, struct ioband_stats_group, wait_ns),
+	KEY("wait_max_ns",    STATS_U64, struct ioband_stats_group, wait_max_ns),
+	KEY("service_ns",     STATS_U64, struct ioband_stats_group, service_ns),
+	KEY("finish_tag",     STATS_U64, struct ioband_stats_group, finish_tag),
+};
+
+#define NR_DOMAIN_KEYS	(sizeof(domain_keys) / sizeof(*domain_keys))
+#define NR_GROUP_KEYS	(sizeof(group_keys) / sizeof(*group_keys))
+#define NR_KEYS_MAX	(NR_DOMAIN_KEYS > NR_GROUP_KEYS ? NR_DOMAIN_KEYS : NR_GROUP_KEYS)
+
+static int parse_stats_value(const struct stats_key *key, const char *s,
+			     size_t len, char *base)
+{
+	struct token tok = { s, len };
+	void *field = base + key->offset;
+
+	switch (key->kind) {
+	case STATS_GROUP_ID:
+		/* Only group records have an id: @base is their struct. */
+		if (len == 2 && !memcmp(s, "-1", 2)) {
+			((struct ioband_stats_group *)base)->is_default = 1;
+			return 0;
+		}
+		return parse_u64(s, len, UINT64_MAX, field) ? -EINVAL : 0;
+	case STATS_WORD:
+		if (!len)
+			return -EINVAL;
+		return copy_token(&tok, field, IOBAND_TYPE_MAX + 1);
+	case STATS_DOMAIN:
+		if (!len)
+			return -EINVAL;
+		return copy_token(&tok, field, IOBAND_DOMAIN_MAX + 1);
+	default:
+		return parse_u64(s, len, UINT64_MAX, field) ? -EINVAL : 0;
+	}
+}
+
+/*
+ * Parse one record, the @len chars at @line, into @base with @keys.
+ * Fields are "key=value" separated by single spaces. Unknown keys are
+ * skipped (a newer kernel may add some); a known key given twice, or
+ * missing unless optional, makes the record malformed.
+ */
+static int parse_stats_record(const char *line, size_t len,
+			      const struct stats_key *keys, size_t nkeys,
+			      void *base)
+{
+	const char *p = line, *end = line + len;
+	char seen[NR_KEYS_MAX] = { 0 };
+	size_t i;
+
+	while (p < end) {
+		const char *sp = memchr(p, ' ', end - p);
+		const char *fend = sp ? sp : end;
+		const char *eq = memchr(p, '=', fend - p);
+
+		if (!eq || eq == p)
+			return -EINVAL;
+		for (i = 0; i < nkeys; i++) {
+			size_t klen = strlen(keys[i].name);
+
+			if (klen != (size_t)(eq - p) || memcmp(p, keys[i].name, klen))
+				continue;
+			if (seen[i] || parse_stats_value(&keys[i], eq + 1,
+							 fend - eq - 1, base))
+				return -EINVAL;
+			seen[i] = 1;
+			if (keys[i].optional)
+				*(int *)((char *)base + keys[i].has_offset) = 1;
+			break;
+		}
+		if (!sp)
+			break;
+		p = sp + 1;
+		if (p == end)		/* a trailing space */
+			return -EINVAL;
+	}
+	for (i = 0; i < nkeys; i++)
+		if (!seen[i] && !keys[i].optional)
+			return -EINVAL;
+	return 0;
+}
+
+/* Does the record at @line start with "@name="? */
+static int record_is(const char *line, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	return len > n && !memcmp(line, name, n) && line[n] == '=';
+}
+
+static int add_stats_group(struct ioband_stats *st, const char *line, size_t len)
+{
+	struct ioband_stats_group g, *groups;
+	size_t i;
+
+	memset(&g, 0, sizeof(g));
+	if (parse_stats_record(line, len, group_keys, NR_GROUP_KEYS, &g))
+		return -EINVAL;
+	/* The default group comes first, and only there. */
+	if (g.is_default != !st->nr_groups)
+		return -EINVAL;
+	for (i = 1; i < st->nr_groups; i++)
+		if (st->groups[i].id == g.id)
+			return -EINVAL;
+	groups = realloc(st->groups, (st->nr_groups + 1) * sizeof(*groups));
+	if (!groups)
+		return -ENOMEM;
+	groups[st->nr_groups++] = g;
+	st->groups = groups;
+	return 0;
+}
+
+static int parse_stats_lines(const char *text, struct ioband_stats *st)
+{
+	const char *p = text;
+	int first = 1, rc;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (first) {
+			if (!record_is(p, len, "domain") ||
+			    parse_stats_record(p, len, domain_keys,
+					       NR_DOMAIN_KEYS, st))
+				return -EINVAL;
+			first = 0;
+		} else if (record_is(p, len, "group")) {
+			rc = add_stats_group(st, p, len);
+			if (rc)
+				return rc;
+		} else if (len && !memchr(p, '=', len)) {
+			return -EINVAL;
+		}
+		/* Other records are a newer kernel's: skipped. */
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	return st->nr_groups ? 0 : -EINVAL;
+}
+
+/*
+ * Parse the reply to the "stats" message. Returns 0, -EINVAL on anything
+ * malformed (no domain record first, no default group first, a known key
+ * missing or repeated, a bad number, a group listed twice) or -ENOMEM; on
+ * error @out holds nothing to free.
+ */
+int ioband_parse_stats(const char *text, struct ioband_stats *out)
+{
+	struct ioband_stats st;
+	int rc;
+
+	memset(&st, 0, sizeof(st));
+	rc = parse_stats_lines(text, &st);
+	if (rc) {
+		ioband_stats_free(&st);
+		return rc;
+	}
+	st.has_sched = 1;
+	*out = st;
+	return 0;
+}
+
+void ioband_stats_free(struct ioband_stats *st)
+{
+	free(st->groups);
+	memset(st, 0, sizeof(*st));
+}
+
+/*
+ * The same model from the classic status line and the table, for a module
+ * without the "stats" message: weights and counters, no queue or wait.
+ */
+int ioband_stats_from_status(const struct ioband_table *t,
+			     const struct ioband_status *status,
+			     struct ioband_stats *out)
+{
+	struct ioband_stats st;
+	size_t i;
+
+	memset(&st, 0, sizeof(st));
+	memcpy(st.domain, status->domain, sizeof(st.domain));
+	memcpy(st.policy, t->policy, sizeof(st.policy));
+	st.token_base = t->token_base;
+	st.io_throttle = t->io_throttle;
+	st.io_limit = t->io_limit;
+	st.groups = calloc(status->nr_groups, sizeof(*st.groups));
+	if (!st.groups)
+		return -ENOMEM;
+	st.nr_groups = status->nr_groups;
+	for (i = 0; i < st.nr_groups; i++) {
+		const struct ioband_group_stat *s = &status->groups[i];
+		struct ioband_stats_group *g = &st.groups[i];
+		const struct ioband_weight *w;
+
+		g->is_default = s->is_default;
+		g->id = s->id;
+		if (g->is_default) {
+			g->weight = t->default_weight;
+		} else {
+			/* 0 when the group lost its weight between two ioctls. */
+			w = ioband_table_find_weight(t, s->id);
+			g->weight = w ? w->weight : 0;
+		}
+		g->reads = s->reads;
+		g->read_sectors = s->read_sectors;
+		g->writes = s->writes;
+		g->write_sectors = s->write_sectors;
+		g->delayed_reads = s->delayed_reads;
+		g->delayed_writes = s->delayed_writes;
+	}
+	*out = st;
+	return 0;
+}
+
+static const struct ioband_stats_group *find_group(const struct ioband_stats *st,
+						   const struct ioband_stats_group *g)
+{
+	size_t i;
+
+	if (!st)
+		return NULL;
+	for (i = 0; i < st->nr_groups; i++)
+		if (st->groups[i].is_default == g->is_default &&
+		    (g->is_default || st->groups[i].id == g->id))
+			return &st->groups[i];
+	return NULL;
+}
+
+/* A counter's growth; a counter that went back was reset: count from 0. */
+static uint64_t delta(uint64_t prev, uint64_t cur)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+/*
+ * Compute each group's activity between @prev (NULL: since the counters
+ * started) and @cur, @interval_ns apart (0: unknown, no rates). A group
+ * new in @cur counts from 0. @rates has cur->nr_groups entries.
+ */
+void ioband_stats_rates(const struct ioband_stats *prev,
+			const struct ioband_stats *cur, uint64_t interval_ns,
+			struct ioband_rates *rates)
+{
+	static const struct ioband_stats_group zero;
+	int by_sectors = ioband_iosize_policy(cur->policy);
+	double total = 0, secs = interval_ns / 1e9;
+	size_t i;
+
+	for (i = 0; i < cur->nr_groups; i++) {
+		const struct ioband_stats_group *g = &cur->groups[i];
+		const struct ioband_stats_group *p = find_group(prev, g);
+		struct ioband_rates *r = &rates[i];
+		uint64_t wait;
+
+		if (!p)
+			p = &zero;
+		memset(r, 0, sizeof(*r));
+		/*
+		 * A reset between the samples: the whole of each counter is
+		 * new, taken together rather than counter by counter.
+		 */
+		if (g->reads < p->reads || g->writes < p->writes)
+			p = &zero;
+		r->ios = delta(p->reads, g->reads) + delta(p->writes, g->writes);
+		r->sectors = delta(p->read_sectors, g->read_sectors) +
+			     delta(p->write_sectors, g->write_sectors);
+		r->delayed = delta(p->delayed_reads, g->delayed_reads) +
+			     delta(p->delayed_writes, g->delayed_writes);
+		if (interval_ns) {
+			r->has_rate = 1;
+			r->iops = r->ios / secs;
+			r->bytes_per_sec = r->sectors * 512.0 / secs;
+		}
+		wait = delta(p->wait_ns, g->wait_ns);
+		if (cur->has_sched && r->ios) {
+			r->has_wait = 1;
+			r->wait_mean_ns = (double)wait / r->ios;
+			r->service_mean_ns =
+				(double)delta(p->service_ns, g->service_ns) / r->ios;
+		}
+		total += by_sectors ? r->sectors : r->ios;
+	}
+	if (!total)
+		return;
+	for (i = 0; i < cur->nr_groups; i++) {
+		rates[i].has_share = 1;
+		rates[i].share = (by_sectors ? rates[i].sectors : rates[i].ios) / total;
+	}
 }
 
 /* Like lsblk: 512B, 1K, 1.5M, 12.3G. */

@@ -57,6 +57,7 @@ struct ioband_status {
 int ioband_valid_domain(const char *domain);
 int ioband_valid_group_type(const char *type);
 int ioband_valid_policy(const char *policy);
+int ioband_iosize_policy(const char *policy);
 
 int ioband_parse_weight(const char *str, unsigned int *weight);
 int ioband_split_weight_arg(const char *arg, char **key, unsigned int *weight);
@@ -71,6 +72,71 @@ void ioband_table_free(struct ioband_table *t);
 
 int ioband_parse_status(const char *params, struct ioband_status *out);
 void ioband_status_free(struct ioband_status *st);
+
+/*
+ * The reply to the "stats" message: one record a line, "key=value" fields.
+ * The first record describes the domain, one "group=" record follows per
+ * group, the default group (id -1) first. Counters only grow until "reset".
+ */
+struct ioband_stats_group {
+	int is_default;
+	uint64_t id;		/* meaningless for the default group */
+	uint64_t weight;
+	uint64_t reads;
+	uint64_t read_sectors;
+	uint64_t writes;
+	uint64_t write_sectors;
+	uint64_t delayed_reads;
+	uint64_t delayed_writes;
+	uint64_t queued;
+	uint64_t in_flight;
+	uint64_t wait_ns;	/* total time bios waited in ioband */
+	uint64_t wait_max_ns;
+	uint64_t service_ns;	/* total time from dispatch to completion */
+	uint64_t finish_tag;
+};
+
+struct ioband_stats {
+	char domain[IOBAND_DOMAIN_MAX + 1];
+	char policy[IOBAND_TYPE_MAX + 1];
+	uint64_t token_base;
+	uint64_t io_throttle;
+	uint64_t io_limit;
+	uint64_t carryover;
+	uint64_t in_flight;
+	uint64_t queued;
+	uint64_t vtime;
+	int has_elapsed;	/* optional key elapsed_ns was given */
+	uint64_t elapsed_ns;	/* since the counters started */
+	int has_sched;		/* from "stats": queue and wait fields are set */
+	size_t nr_groups;
+	struct ioband_stats_group *groups;	/* groups[0] is the default */
+};
+
+int ioband_parse_stats(const char *text, struct ioband_stats *out);
+int ioband_stats_from_status(const struct ioband_table *t,
+			     const struct ioband_status *status,
+			     struct ioband_stats *out);
+void ioband_stats_free(struct ioband_stats *st);
+
+/* A group's activity over an interval, from two samples of its counters. */
+struct ioband_rates {
+	int has_share;		/* some IO happened in the interval */
+	double share;		/* of the device's IOs or sectors, 0..1 */
+	int has_rate;		/* the interval's length is known */
+	double iops;
+	double bytes_per_sec;
+	uint64_t ios;
+	uint64_t sectors;
+	uint64_t delayed;
+	int has_wait;		/* has_sched, and some IO completed */
+	double wait_mean_ns;
+	double service_mean_ns;
+};
+
+void ioband_stats_rates(const struct ioband_stats *prev,
+			const struct ioband_stats *cur, uint64_t interval_ns,
+			struct ioband_rates *rates);
 
 void ioband_size_to_human(uint64_t bytes, char *buf, size_t len);
 

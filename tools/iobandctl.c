@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * iobandctl - create, inspect and remove dm-ioband devices.
+ * iobandctl - create, inspect, tune and remove dm-ioband devices.
  *
- * Talks to device-mapper through libdevmapper and prints with
- * libsmartcols; the table and status formats live in ioband.c and the
- * cgroup lookups in cgroup.c, which need neither library.
+ * Talks to device-mapper through libdevmapper: tables to create, target
+ * messages to change a live device (never a suspend), the "stats" message
+ * (or, from an older module, the status line) to watch it. The table and
+ * stats formats live in ioband.c, group names in groupkey.c and cgroup.c,
+ * the output tables in report.c; none of them needs libdevmapper.
  */
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/dm-ioctl.h>
 #include <linux/fs.h>
@@ -26,7 +32,9 @@
 #include <libsmartcols.h>
 
 #include "cgroup.h"
+#include "groupkey.h"
 #include "ioband.h"
+#include "report.h"
 
 #ifndef IOBANDCTL_VERSION
 #define IOBANDCTL_VERSION "unknown"
@@ -34,11 +42,15 @@
 
 #define MOUNTINFO	"/proc/self/mountinfo"
 #define UDEV_CONTROL	"/run/udev/control"
+#define DM_CONTROL	"/dev/mapper/control"
 
 /* libdm's log levels (libdm/misc/dm-logging.h); higher bits are flags. */
 #define DM_LOG_LEVEL(l)	((l) & 0xf)
 #define DM_LOG_ERR	3
 #define DM_LOG_WARN	4
+
+#define MSG_PERMISSION	"permission denied: configuring device-mapper needs " \
+			"root (CAP_SYS_ADMIN)"
 
 static int verbose;		/* -v: libdm's warnings, -vv: its debug too */
 static char dm_last_error[256];	/* libdm's last error, for our message */
@@ -71,6 +83,11 @@ static void __attribute__((noreturn)) errtryhelp(const char *cmd)
 	exit(EXIT_FAILURE);
 }
 
+static void __attribute__((noreturn)) die_nomem(void)
+{
+	errx(EXIT_FAILURE, "cannot allocate memory");
+}
+
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *xasprintf(const char *fmt, ...)
 {
@@ -82,21 +99,239 @@ static char *xasprintf(const char *fmt, ...)
 	rc = vasprintf(&s, fmt, ap);
 	va_end(ap);
 	if (rc < 0)
-		err(EXIT_FAILURE, "cannot allocate memory");
+		die_nomem();
 	return s;
 }
 
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p)
+		die_nomem();
+	return p;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 /*
- * Device-mapper is missing or closed to us: dm_task_create() fails when
- * it cannot open /dev/mapper/control.
+ * Arguments
+ */
+
+static unsigned int parse_uint_arg(const char *what, const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (!*arg || *end || *arg == '-' || *arg == '+' || errno || v > UINT_MAX)
+		errx(EXIT_FAILURE, "invalid %s '%s': expected a number from 0 "
+		     "to %u", what, arg, UINT_MAX);
+	return v;
+}
+
+static double parse_seconds_arg(const char *what, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!*arg || *end || errno || !(v >= 0.1 && v <= 86400))
+		errx(EXIT_FAILURE, "invalid %s '%s': expected seconds from 0.1 "
+		     "to 86400", what, arg);
+	return v;
+}
+
+static void __attribute__((noreturn)) die_bad_weight(int rc, const char *arg)
+{
+	if (rc == -ENOMEM)
+		die_nomem();
+	errx(EXIT_FAILURE, "invalid weight '%s': expected a number from %d to %d",
+	     arg, IOBAND_WEIGHT_MIN, IOBAND_WEIGHT_MAX);
+}
+
+static unsigned int parse_weight_arg(const char *arg)
+{
+	unsigned int weight;
+	int rc = ioband_parse_weight(arg, &weight);
+
+	if (rc)
+		die_bad_weight(rc, arg);
+	return weight;
+}
+
+/* Split "KEY=SPEC" (at its last '='); *key is allocated. */
+static char *split_key_spec(const char *what, const char *arg,
+			    unsigned int *weight)
+{
+	char *key;
+	int rc = ioband_split_weight_arg(arg, &key, weight);
+
+	if (rc == -EINVAL)
+		errx(EXIT_FAILURE, "invalid %s '%s': expected <key>=<weight>, "
+		     "e.g. a/b=200", what, arg);
+	if (rc)
+		die_bad_weight(rc, strrchr(arg, '=') + 1);
+	return key;
+}
+
+static void check_policy(const char *policy)
+{
+	if (!strcmp(policy, "range-bw") || !strcmp(policy, "weight-range"))
+		errx(EXIT_FAILURE, "policy %s is not supported yet: use weight "
+		     "or weight-iosize", policy);
+	if (!ioband_valid_policy(policy))
+		errx(EXIT_FAILURE, "unknown policy '%s': use weight or "
+		     "weight-iosize", policy);
+}
+
+/*
+ * cgroups and group keys
+ */
+
+static char *cgroup_root(void)
+{
+	char *root;
+	int rc = cgroup_find_mount(MOUNTINFO, &root);
+
+	if (rc == -ENOENT)
+		errx(EXIT_FAILURE, "cgroup v2 is not mounted: "
+		     "mount -t cgroup2 none /sys/fs/cgroup");
+	if (rc)
+		errx(EXIT_FAILURE, "cannot read %s: %s", MOUNTINFO, strerror(-rc));
+	return root;
+}
+
+static void __attribute__((noreturn)) die_key(int rc, const char *type,
+					      const char *key, const char *root)
+{
+	if (rc == -ENOMEM)
+		die_nomem();
+	if (!group_type_uses_cgroups(type)) {
+		if (rc == -ENOENT)
+			errx(EXIT_FAILURE, "no %s named '%s'", !strcmp(type, "gid") ?
+			     "group" : "user", key);
+		errx(EXIT_FAILURE, "invalid %s group '%s': give %s", type, key,
+		     group_type_key_help(type));
+	}
+	switch (rc) {
+	case -ENOENT:
+		errx(EXIT_FAILURE, "cgroup path %s not found under %s: create it "
+		     "first (mkdir)", key, root);
+	case -ENOTDIR:
+		errx(EXIT_FAILURE, "%s is not a cgroup: a cgroup is a directory "
+		     "under %s", key, root);
+	case -EXDEV:
+		errx(EXIT_FAILURE, "%s is outside the cgroup v2 hierarchy "
+		     "mounted on %s", key, root);
+	default:
+		errx(EXIT_FAILURE, "cannot resolve cgroup %s: %s", key,
+		     strerror(-rc));
+	}
+}
+
+/* The id of group @key of @type; *root is looked up on first need. */
+static uint64_t resolve_key(const char *type, const char *key, char **root)
+{
+	uint64_t id;
+	int rc;
+
+	if (!strcmp(type, "none"))
+		errx(EXIT_FAILURE, "group type none has only the default group: "
+		     "no group '%s'", key);
+	if (group_type_uses_cgroups(type) && !*root)
+		*root = cgroup_root();
+	rc = group_key_to_id(type, key, *root, &id);
+	if (rc)
+		die_key(rc, type, key, *root);
+	return id;
+}
+
+/*
+ * Names for groups @ids[0..n-1] of @type: each allocated, or NULL (print
+ * the id). One walk of the cgroup tree names every cgroup.
+ */
+static char **group_names(const char *type, const uint64_t *ids, size_t n)
+{
+	char **names = xcalloc(n, sizeof(*names));
+	char *root;
+	size_t i;
+
+	if (group_type_uses_cgroups(type)) {
+		/* Not fatal: groups print as ids without a tree to walk. */
+		if (n && !cgroup_find_mount(MOUNTINFO, &root)) {
+			if (cgroup_ids_to_paths(root, ids, n, names))
+				warnx("cannot walk the cgroup tree at %s: "
+				      "printing ids", root);
+			free(root);
+		}
+		return names;
+	}
+	for (i = 0; i < n; i++)
+		if (!(names[i] = group_id_to_name(type, ids[i])))
+			die_nomem();
+	return names;
+}
+
+static void free_names(char **names, size_t n)
+{
+	size_t i;
+
+	if (!names)
+		return;
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/*
+ * libdevmapper
+ */
+
+/*
+ * Why did a task fail? libdm opens the control node on the first run: a
+ * failure to open it leaves no ioctl errno, so look at the node.
+ */
+static int task_errno(struct dm_task *dmt)
+{
+	int e = dm_task_get_errno(dmt);
+
+	if (!e && access(DM_CONTROL, R_OK | W_OK))
+		e = errno == ENOENT ? ENODEV : errno;
+	return e;
+}
+
+/*
+ * dm_task_create() fails when it cannot open the control node or its
+ * version ioctl fails: which, and why?
  */
 static void __attribute__((noreturn)) die_no_dm(void)
 {
-	if (geteuid() != 0)
-		errx(EXIT_FAILURE, "permission denied: device-mapper needs root; "
-		     "run iobandctl as root");
-	errx(EXIT_FAILURE, "device-mapper is not available: is dm-ioband "
-	     "loaded? try modprobe dm-ioband");
+	struct dm_ioctl dmi = {
+		.version = { DM_VERSION_MAJOR, 0, 0 },
+		.data_size = sizeof(dmi),
+	};
+	int fd = open(DM_CONTROL, O_RDWR | O_CLOEXEC);
+	int e = fd < 0 ? errno : 0;
+
+	if (fd >= 0) {
+		/* Without CAP_SYS_ADMIN every dm ioctl fails with EACCES. */
+		if (ioctl(fd, DM_VERSION, &dmi))
+			e = errno;
+		close(fd);
+	}
+	if (e == EACCES || e == EPERM)
+		errx(EXIT_FAILURE, MSG_PERMISSION);
+	errx(EXIT_FAILURE, "device-mapper is not available (%s: %s): load it "
+	     "with modprobe dm-mod", DM_CONTROL, e ? strerror(e) : "unusable");
 }
 
 static struct dm_task *new_task(int type)
@@ -136,13 +371,15 @@ static void warn_dm_errno(int e, const char *what, const char *name)
 {
 	switch (e) {
 	case ENXIO:
+		warnx("no device-mapper device named %s: see iobandctl list", name);
+		break;
 	case ENODEV:
-		warnx("no device-mapper device named %s", name);
+		warnx("device-mapper is not available (no %s): modprobe dm-mod",
+		      DM_CONTROL);
 		break;
 	case EACCES:
 	case EPERM:
-		warnx("cannot %s %s: permission denied; run iobandctl as root",
-		      what, name);
+		warnx(MSG_PERMISSION);
 		break;
 	case EBUSY:
 		warnx("cannot %s %s: it is in use (mounted, or open by a "
@@ -176,144 +413,494 @@ static uint16_t setup_udev(void)
 }
 
 /*
- * Run a TABLE or STATUS task on @name and check that every target is an
- * ioband one. Returns NULL after a warning.
+ * Run a TABLE or STATUS task on @name and check that it is an ioband
+ * device of one target, as iobandctl makes them. Returns NULL after a
+ * warning (unless @quiet).
  */
-static struct dm_task *ioband_task(int type, const char *name)
+static struct dm_task *ioband_task(int type, const char *name, int quiet)
 {
 	struct dm_task *dmt = new_task(type);
-	uint64_t start, length;
 	char *target, *params;
+	uint64_t start, length;
 	struct dm_info info;
-	void *next = NULL;
+	void *next;
 
 	if (!dm_task_set_name(dmt, name) || !dm_task_no_open_count(dmt)) {
-		warnx("no device-mapper device named %s", name);
+		if (!quiet)
+			warnx("invalid device name '%s'", name);
 		goto bad;
 	}
 	if (!dm_task_run(dmt)) {
-		warn_dm_errno(dm_task_get_errno(dmt), "query", name);
+		if (!quiet)
+			warn_dm_errno(task_errno(dmt), "query", name);
 		goto bad;
 	}
 	if (!dm_task_get_info(dmt, &info) || !info.exists) {
-		warnx("no device-mapper device named %s", name);
+		if (!quiet)
+			warn_dm_errno(ENXIO, "query", name);
 		goto bad;
 	}
-	do {
-		next = dm_get_next_target(dmt, next, &start, &length, &target,
-					  &params);
-		if (!target || strcmp(target, IOBAND_TARGET_NAME)) {
-			warnx("%s is not an ioband device", name);
-			goto bad;
-		}
-	} while (next);
+	next = dm_get_next_target(dmt, NULL, &start, &length, &target, &params);
+	if (!target || strcmp(target, IOBAND_TARGET_NAME) || !params) {
+		if (!quiet)
+			warnx("%s is not an ioband device (its target is %s): "
+			      "see iobandctl list", name, target ? target : "none");
+		goto bad;
+	}
+	if (next) {
+		if (!quiet)
+			warnx("%s has several targets: iobandctl handles ioband "
+			      "devices of one target; use dmsetup", name);
+		goto bad;
+	}
 	return dmt;
 bad:
 	dm_task_destroy(dmt);
 	return NULL;
 }
 
+/* The params of the one target of a task made by ioband_task(). */
+static const char *task_params(struct dm_task *dmt, uint64_t *length)
+{
+	uint64_t start, len;
+	char *target, *params;
+
+	dm_get_next_target(dmt, NULL, &start, &len, &target, &params);
+	if (length)
+		*length = len;
+	return params;
+}
+
+static void __attribute__((noreturn)) die_version_mismatch(const char *name,
+							   const char *what,
+							   const char *text)
+{
+	errx(EXIT_FAILURE, "%s: cannot parse the %s '%s': do iobandctl and the "
+	     "dm-ioband module come from the same version?", name, what, text);
+}
+
+/* Read the table of ioband device @name; 0 after a warning. */
+static int load_table(const char *name, struct ioband_table *t,
+		      uint64_t *sectors, int quiet)
+{
+	struct dm_task *dmt = ioband_task(DM_DEVICE_TABLE, name, quiet);
+	const char *params;
+	int rc;
+
+	if (!dmt)
+		return 0;
+	params = task_params(dmt, sectors);
+	rc = ioband_parse_table(params, t);
+	if (rc == -ENOMEM)
+		die_nomem();
+	if (rc && !quiet)
+		die_version_mismatch(name, "table", params);
+	dm_task_destroy(dmt);
+	return !rc;
+}
+
 /*
- * create
+ * Send @msg to ioband device @name (whose table was checked). Returns 1
+ * and, if @response, the kernel's reply (allocated); 0 with *err set.
+ */
+static int send_message(const char *name, const char *msg, char **response,
+			int *err)
+{
+	struct dm_task *dmt = new_task(DM_DEVICE_TARGET_MSG);
+	const char *reply;
+	int ok;
+
+	ok = dm_task_set_name(dmt, name) && dm_task_set_sector(dmt, 0) &&
+	     dm_task_set_message(dmt, msg) && dm_task_run(dmt);
+	if (!ok) {
+		*err = task_errno(dmt);
+	} else if (response) {
+		reply = dm_task_get_message_response(dmt);
+		*response = xasprintf("%s", reply ? reply : "");
+	}
+	dm_task_destroy(dmt);
+	return ok;
+}
+
+/* Send a message to change device @name; exits on failure. */
+static void change_device(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void change_device(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int e;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		die_nomem();
+	va_end(ap);
+	if (verbose)
+		fprintf(stderr, "iobandctl: message to %s: %s\n", name, msg);
+	if (!send_message(name, msg, NULL, &e)) {
+		if (e == EINVAL)
+			errx(EXIT_FAILURE, "%s refused '%s': the kernel log (dmesg) "
+			     "says why; an older dm-ioband module may not know "
+			     "this message", name, msg);
+		warn_dm_errno(e, "change", name);
+		exit(EXIT_FAILURE);
+	}
+	free(msg);
+}
+
+/* Names of every ioband device, sorted as device-mapper lists them. */
+static char **list_ioband_devices(size_t *count)
+{
+	struct dm_task *dmt = new_task(DM_DEVICE_LIST);
+	struct dm_names *names;
+	char **list = NULL;
+	size_t n = 0;
+	unsigned int next = 0;
+
+	if (!dm_task_run(dmt)) {
+		warn_dm_errno(task_errno(dmt), "list", "devices");
+		exit(EXIT_FAILURE);
+	}
+	names = dm_task_get_names(dmt);
+	if (names && names->dev) {
+		do {
+			struct dm_task *t;
+
+			names = (struct dm_names *)((char *)names + next);
+			t = ioband_task(DM_DEVICE_TABLE, names->name, 1);
+			if (t) {
+				dm_task_destroy(t);
+				list = realloc(list, (n + 1) * sizeof(*list));
+				if (!list)
+					die_nomem();
+				list[n++] = xasprintf("%s", names->name);
+			}
+			next = names->next;
+		} while (next);
+	}
+	dm_task_destroy(dmt);
+	*count = n;
+	return list;
+}
+
+/* "/dev/sda1" for a table's "8:1" when sysfs knows it, else "8:1". */
+static char *device_name(const char *majmin)
+{
+	char path[PATH_MAX], line[256], *name = NULL;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "/sys/dev/block/%s/uevent", majmin) >=
+	    (int)sizeof(path) || strchr(majmin, '/'))
+		return xasprintf("%s", majmin);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "DEVNAME=", 8)) {
+			line[strcspn(line, "\n")] = '\0';
+			name = xasprintf("/dev/%s", line + 8);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return name ? name : xasprintf("%s", majmin);
+}
+
+/*
+ * A device to change: its table checked and read, and a lazily found
+ * cgroup root to resolve keys.
+ */
+struct target {
+	const char *name;
+	struct ioband_table table;
+	char *cgroup_root;
+};
+
+static void open_target(struct target *tg, const char *name)
+{
+	memset(tg, 0, sizeof(*tg));
+	tg->name = name;
+	if (!load_table(name, &tg->table, NULL, 0))
+		exit(EXIT_FAILURE);
+}
+
+static void close_target(struct target *tg)
+{
+	ioband_table_free(&tg->table);
+	free(tg->cgroup_root);
+}
+
+static uint64_t target_key(struct target *tg, const char *key)
+{
+	return resolve_key(tg->table.group_type, key, &tg->cgroup_root);
+}
+
+/*
+ * Samples: what "stat" and "top" print
  */
 
-static void __attribute__((noreturn)) usage_create(void)
+struct sample {
+	char *name;
+	struct ioband_table table;
+	struct ioband_stats stats;
+	char **names;		/* per group; NULL entries print the id */
+	uint64_t when_ns;
+};
+
+/* Set when the module answers "stats" with -EINVAL: use the status line. */
+static int no_stats_message;
+
+static int sample_from_status(struct sample *s, int quiet)
 {
-	printf("Usage:\n"
-	       " iobandctl create [options] <name> <device>\n"
-	       "\n"
-	       "Create /dev/mapper/<name>, an ioband device on top of <device> (a path\n"
-	       "or major:minor) that shares its bandwidth between cgroups by weight.\n"
-	       "\n"
-	       "Options:\n"
-	       " -d, --domain <id>           bandwidth domain, shared by the devices that\n"
-	       "                               give the same id (at most %d characters;\n"
-	       "                               default: <name>)\n"
-	       " -w, --weight <cgroup>=<w>   weight of a cgroup; repeat for more cgroups\n"
-	       " -D, --default-weight <w>    weight of every other cgroup (default %d)\n"
-	       " -n, --dry-run               print the table, create nothing\n"
-	       " -h, --help                  display this help\n"
-	       "\n"
-	       "Weights range from %d to %d. A <cgroup> is a directory of the cgroup v2\n"
-	       "hierarchy: absolute (/sys/fs/cgroup/a/b), or relative to its mount point\n"
-	       "(a/b, or /a/b as /proc/<pid>/cgroup prints it).\n",
-	       IOBAND_DOMAIN_MAX, IOBAND_WEIGHT_DEFAULT, IOBAND_WEIGHT_MIN,
-	       IOBAND_WEIGHT_MAX);
+	struct dm_task *dmt = ioband_task(DM_DEVICE_STATUS, s->name, quiet);
+	struct ioband_status status;
+	const char *params;
+	int rc;
+
+	if (!dmt)
+		return 0;
+	params = task_params(dmt, NULL);
+	rc = ioband_parse_status(params, &status);
+	if (rc == -ENOMEM)
+		die_nomem();
+	if (rc)
+		die_version_mismatch(s->name, "status", params);
+	dm_task_destroy(dmt);
+	rc = ioband_stats_from_status(&s->table, &status, &s->stats);
+	ioband_status_free(&status);
+	if (rc)
+		die_nomem();
+	return 1;
+}
+
+static int sample_from_stats(struct sample *s, int quiet)
+{
+	char *reply;
+	int e, rc;
+
+	if (!send_message(s->name, "stats", &reply, &e)) {
+		if (e == EINVAL) {
+			no_stats_message = 1;
+			return sample_from_status(s, quiet);
+		}
+		if (!quiet)
+			warn_dm_errno(e, "query", s->name);
+		return 0;
+	}
+	rc = ioband_parse_stats(reply, &s->stats);
+	if (rc == -ENOMEM)
+		die_nomem();
+	if (rc)
+		die_version_mismatch(s->name, "stats reply", reply);
+	free(reply);
+	return 1;
+}
+
+static void free_sample(struct sample *s)
+{
+	free_names(s->names, s->stats.nr_groups);
+	ioband_stats_free(&s->stats);
+	ioband_table_free(&s->table);
+	free(s->name);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Read device @name's counters; 0 after a warning (unless @quiet). */
+static int take_sample(struct sample *s, const char *name, int quiet)
+{
+	uint64_t *ids;
+	size_t i;
+	int ok;
+
+	memset(s, 0, sizeof(*s));
+	s->name = xasprintf("%s", name);
+	if (!load_table(name, &s->table, NULL, quiet)) {
+		free(s->name);
+		return 0;
+	}
+	s->when_ns = now_ns();
+	ok = no_stats_message ? sample_from_status(s, quiet) :
+				sample_from_stats(s, quiet);
+	if (!ok) {
+		ioband_table_free(&s->table);
+		free(s->name);
+		return 0;
+	}
+
+	/* groups[0] is the default group: its id means nothing. */
+	ids = xcalloc(s->stats.nr_groups, sizeof(*ids));
+	for (i = 1; i < s->stats.nr_groups; i++)
+		ids[i - 1] = s->stats.groups[i].id;
+	s->names = xcalloc(s->stats.nr_groups, sizeof(*s->names));
+	if (s->stats.nr_groups > 1) {
+		char **names = group_names(s->table.group_type, ids,
+					   s->stats.nr_groups - 1);
+
+		memcpy(s->names + 1, names, (s->stats.nr_groups - 1) * sizeof(*names));
+		free(names);
+	}
+	free(ids);
+	return 1;
+}
+
+/*
+ * The rows of @cur against @prev (NULL: since the counters started),
+ * appended to *rows; @rates is allocated for cur's groups and returned.
+ */
+static struct ioband_rates *sample_rows(const struct sample *prev,
+					const struct sample *cur,
+					struct stat_row **rows, size_t *nrows)
+{
+	const struct ioband_stats *st = &cur->stats;
+	struct ioband_rates *rates = xcalloc(st->nr_groups, sizeof(*rates));
+	uint64_t interval = 0;
+	size_t i;
+
+	if (prev)
+		interval = cur->when_ns - prev->when_ns;
+	else if (st->has_elapsed)
+		interval = st->elapsed_ns;
+	ioband_stats_rates(prev ? &prev->stats : NULL, st, interval, rates);
+
+	*rows = realloc(*rows, (*nrows + st->nr_groups) * sizeof(**rows));
+	if (!*rows)
+		die_nomem();
+	for (i = 0; i < st->nr_groups; i++) {
+		struct stat_row *row = &(*rows)[(*nrows)++];
+
+		row->device = cur->name;
+		row->group = cur->names[i];
+		row->g = &st->groups[i];
+		row->rates = &rates[i];
+		row->has_sched = st->has_sched;
+	}
+	return rates;
+}
+
+/* A set of samples, one per device, and the rows they make. */
+struct sample_set {
+	struct sample *samples;
+	size_t n;
+	struct ioband_rates **rates;
+	struct stat_row *rows;
+	size_t nrows;
+};
+
+static void free_sample_set(struct sample_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->n; i++) {
+		free_sample(&set->samples[i]);
+		free(set->rates[i]);
+	}
+	free(set->samples);
+	free(set->rates);
+	free(set->rows);
+	memset(set, 0, sizeof(*set));
+}
+
+static const struct sample *find_sample(const struct sample_set *set,
+					const char *name)
+{
+	size_t i;
+
+	for (i = 0; set && i < set->n; i++)
+		if (!strcmp(set->samples[i].name, name))
+			return &set->samples[i];
+	return NULL;
+}
+
+/*
+ * Sample devices @names and make the rows against @prev. Devices that
+ * fail are skipped (after a warning unless @quiet); returns how many.
+ */
+static size_t take_sample_set(struct sample_set *set, char *const *names,
+			      size_t n, const struct sample_set *prev, int quiet)
+{
+	size_t i, failed = 0;
+
+	memset(set, 0, sizeof(*set));
+	set->samples = xcalloc(n, sizeof(*set->samples));
+	set->rates = xcalloc(n, sizeof(*set->rates));
+	for (i = 0; i < n; i++) {
+		struct sample *s = &set->samples[set->n];
+
+		if (!take_sample(s, names[i], quiet)) {
+			failed++;
+			continue;
+		}
+		set->n++;
+	}
+	/* Rows point into the samples: make them once all are taken. */
+	for (i = 0; i < set->n; i++)
+		set->rates[i] = sample_rows(find_sample(prev, set->samples[i].name),
+					    &set->samples[i], &set->rows,
+					    &set->nrows);
+	return failed;
+}
+
+/*
+ * Commands
+ */
+
+struct command {
+	const char *name;
+	int (*fn)(const struct command *cmd, int argc, char **argv);
+	const char *args;
+	const char *summary;
+	const char *help;	/* printed after the usage line */
+	void (*extra_help)(void);
+};
+
+static void __attribute__((noreturn)) usage_command(const struct command *cmd)
+{
+	printf("Usage:\n iobandctl %s %s\n\n%s.\n\n%s", cmd->name, cmd->args,
+	       cmd->summary, cmd->help);
+	if (cmd->extra_help)
+		cmd->extra_help();
 	exit(EXIT_SUCCESS);
 }
 
-static void __attribute__((noreturn)) die_bad_weight(int rc, const char *arg)
+static const struct option help_only[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Check the number of operands of @cmd: at least @min, at most @max. */
+static void check_operands(const struct command *cmd, int argc, int min, int max)
 {
-	if (rc == -ENOMEM)
-		errx(EXIT_FAILURE, "cannot allocate memory");
-	errx(EXIT_FAILURE, "invalid weight '%s': expected a number from %d to %d",
-	     arg, IOBAND_WEIGHT_MIN, IOBAND_WEIGHT_MAX);
-}
+	int n = argc - optind;
 
-static void __attribute__((noreturn)) die_cgroup(int rc, const char *path,
-						 const char *root)
-{
-	switch (rc) {
-	case -ENOENT:
-		errx(EXIT_FAILURE, "cgroup %s not found under %s: create it first "
-		     "(mkdir)", path, root);
-	case -ENOTDIR:
-		errx(EXIT_FAILURE, "%s is not a cgroup: a cgroup is a directory "
-		     "under %s", path, root);
-	case -EXDEV:
-		errx(EXIT_FAILURE, "%s is outside the cgroup v2 hierarchy "
-		     "mounted on %s", path, root);
-	default:
-		errx(EXIT_FAILURE, "cannot resolve cgroup %s: %s", path,
-		     strerror(-rc));
-	}
-}
-
-static char *cgroup_root(void)
-{
-	char *root;
-	int rc = cgroup_find_mount(MOUNTINFO, &root);
-
-	if (rc == -ENOENT)
-		errx(EXIT_FAILURE, "cgroup v2 is not mounted: "
-		     "mount -t cgroup2 none /sys/fs/cgroup");
-	if (rc)
-		errx(EXIT_FAILURE, "cannot read %s: %s", MOUNTINFO, strerror(-rc));
-	return root;
-}
-
-/* Turn each "CGROUP=W" into an id:weight of the table. */
-static void add_cgroup_weights(struct ioband_table *t, char **args, size_t n)
-{
-	char *root, *path;
-	unsigned int weight;
-	uint64_t id;
-	size_t i;
-	int rc;
-
-	if (!n)
+	if (n >= min && n <= max)
 		return;
-	root = cgroup_root();
-	for (i = 0; i < n; i++) {
-		rc = ioband_split_weight_arg(args[i], &path, &weight);
-		if (rc == -EINVAL)
-			errx(EXIT_FAILURE, "invalid --weight '%s': expected "
-			     "<cgroup>=<weight>, e.g. a/b=200", args[i]);
-		if (rc)
-			die_bad_weight(rc, strrchr(args[i], '=') + 1);
-
-		rc = cgroup_path_to_id(root, path, &id);
-		if (rc)
-			die_cgroup(rc, path, root);
-		rc = ioband_table_add_weight(t, id, weight);
-		if (rc == -EEXIST)
-			errx(EXIT_FAILURE, "cgroup %s is given more than once", path);
-		if (rc)
-			errx(EXIT_FAILURE, "cannot allocate memory");
-		free(path);
-	}
-	free(root);
+	warnx(n < min ? "missing operand: expected %s" : "too many arguments: "
+	      "expected %s", cmd->args);
+	errtryhelp(cmd->name);
 }
+
+/* For commands with no option but --help. */
+static void parse_no_options(const struct command *cmd, int argc, char **argv,
+			     int min, int max)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", help_only, NULL)) != -1) {
+		if (c == 'h')
+			usage_command(cmd);
+		errtryhelp(cmd->name);
+	}
+	check_operands(cmd, argc, min, max);
+}
+
+static void check_name(const char *name)
+{
+	if (!*name || strchr(name, '/') || strlen(name) >= DM_NAME_LEN)
+		errx(EXIT_FAILURE, "invalid device name '%s': give 1 to %d "
+		     "characters without '/'", name, DM_NAME_LEN - 1);
+}
+
+/*
+ * create
+ */
 
 /* "major:minor" with nothing else, as the kernel's dm_get_device() takes it. */
 static int parse_majmin(const char *s, unsigned int *major, unsigned int *minor)
@@ -370,13 +957,6 @@ static uint64_t device_sectors(const char *device)
 	return bytes >> 9;
 }
 
-static void check_name(const char *name)
-{
-	if (!*name || strchr(name, '/') || strlen(name) >= DM_NAME_LEN)
-		errx(EXIT_FAILURE, "invalid device name '%s': give 1 to %d "
-		     "characters without '/'", name, DM_NAME_LEN - 1);
-}
-
 static int device_exists(const char *name)
 {
 	struct dm_task *dmt = new_task(DM_DEVICE_INFO);
@@ -413,17 +993,17 @@ static int create_device(const char *name, uint64_t sectors, const char *params)
 		goto out;
 	}
 	ok = dm_task_run(dmt);
-	e = dm_task_get_errno(dmt);
+	e = task_errno(dmt);
 	/* Also on failure: it releases the cookie and runs the node ops. */
 	dm_udev_wait(cookie);
 	if (ok)
 		goto out;
 
-	if (e == EEXIST || e == EACCES || e == EPERM)
+	if (e == EEXIST || e == EACCES || e == EPERM || e == ENODEV)
 		warn_dm_errno(e, "create", name);
 	else if (!ioband_target_loaded())
-		warnx("cannot create %s: dm-ioband is not loaded; try modprobe "
-		      "dm-ioband", name);
+		warnx("cannot create %s: dm-ioband is not loaded; load it with "
+		      "modprobe dm-ioband", name);
 	else if (!e || e == EINVAL)
 		warnx("cannot create %s: the kernel rejected the table (dmesg "
 		      "tells why):\n  0 %" PRIu64 " %s %s%s%s", name, sectors,
@@ -436,12 +1016,45 @@ out:
 	return ok;
 }
 
-static int cmd_create(int argc, char **argv)
+/* Turn each "KEY=W" into an id:weight of the table. */
+static void add_group_args(struct ioband_table *t, char **args, size_t n)
 {
+	char *root = NULL, *key;
+	unsigned int weight;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		key = split_key_spec("--group", args[i], &weight);
+		rc = ioband_table_add_weight(t, resolve_key(t->group_type, key,
+							    &root), weight);
+		if (rc == -EEXIST)
+			errx(EXIT_FAILURE, "group %s is given more than once", key);
+		if (rc)
+			die_nomem();
+		free(key);
+	}
+	free(root);
+}
+
+static void copy_word(char *buf, size_t size, const char *word)
+{
+	snprintf(buf, size, "%s", word);
+}
+
+static int cmd_create(const struct command *cmd, int argc, char **argv)
+{
+	enum { OPT_IO_LIMIT = 0x100, OPT_IO_THROTTLE, OPT_TOKEN_BASE };
 	static const struct option longopts[] = {
 		{ "domain",         required_argument, NULL, 'd' },
+		{ "policy",         required_argument, NULL, 'p' },
+		{ "type",           required_argument, NULL, 't' },
+		{ "group",          required_argument, NULL, 'g' },
 		{ "weight",         required_argument, NULL, 'w' },
 		{ "default-weight", required_argument, NULL, 'D' },
+		{ "io-limit",       required_argument, NULL, OPT_IO_LIMIT },
+		{ "io-throttle",    required_argument, NULL, OPT_IO_THROTTLE },
+		{ "token-base",     required_argument, NULL, OPT_TOKEN_BASE },
 		{ "dry-run",        no_argument,       NULL, 'n' },
 		{ "help",           no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -452,43 +1065,54 @@ static int cmd_create(int argc, char **argv)
 		.default_weight = IOBAND_WEIGHT_DEFAULT,
 	};
 	const char *domain = NULL, *name;
-	char **weight_args, *params;
-	size_t nr_weight_args = 0;
+	char **group_args, *params;
+	size_t nr_group_args = 0;
 	uint64_t sectors;
 	int c, dry_run = 0, ok = 1, rc;
 
-	/* Every --weight fits in argc slots. */
-	weight_args = calloc(argc, sizeof(*weight_args));
-	if (!weight_args)
-		err(EXIT_FAILURE, "cannot allocate memory");
-
-	while ((c = getopt_long(argc, argv, "d:w:D:nh", longopts, NULL)) != -1) {
+	/* Every --group fits in argc slots. */
+	group_args = xcalloc(argc, sizeof(*group_args));
+	while ((c = getopt_long(argc, argv, "d:p:t:g:w:D:nh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			domain = optarg;
 			break;
+		case 'p':
+			check_policy(optarg);
+			copy_word(t.policy, sizeof(t.policy), optarg);
+			break;
+		case 't':
+			if (!ioband_valid_group_type(optarg))
+				errx(EXIT_FAILURE, "unknown group type '%s': use "
+				     "cgroup, uid, gid, pid, pgrp or none", optarg);
+			copy_word(t.group_type, sizeof(t.group_type), optarg);
+			break;
+		case 'g':
 		case 'w':
-			weight_args[nr_weight_args++] = optarg;
+			group_args[nr_group_args++] = optarg;
 			break;
 		case 'D':
-			rc = ioband_parse_weight(optarg, &t.default_weight);
-			if (rc)
-				die_bad_weight(rc, optarg);
+			t.default_weight = parse_weight_arg(optarg);
+			break;
+		case OPT_IO_LIMIT:
+			t.io_limit = parse_uint_arg("--io-limit", optarg);
+			break;
+		case OPT_IO_THROTTLE:
+			t.io_throttle = parse_uint_arg("--io-throttle", optarg);
+			break;
+		case OPT_TOKEN_BASE:
+			t.token_base = parse_uint_arg("--token-base", optarg);
 			break;
 		case 'n':
 			dry_run = 1;
 			break;
 		case 'h':
-			usage_create();
+			usage_command(cmd);
 		default:
-			errtryhelp("create");
+			errtryhelp(cmd->name);
 		}
 	}
-	if (argc - optind != 2) {
-		warnx(argc - optind < 2 ? "missing <name> or <device>" :
-		      "too many arguments");
-		errtryhelp("create");
-	}
+	check_operands(cmd, argc, 2, 2);
 	name = argv[optind];
 	t.device = argv[optind + 1];
 	check_name(name);
@@ -506,8 +1130,8 @@ static int cmd_create(int argc, char **argv)
 	if (!*t.device || strpbrk(t.device, " \t\n"))
 		errx(EXIT_FAILURE, "invalid device '%s'", t.device);
 
-	add_cgroup_weights(&t, weight_args, nr_weight_args);
-	free(weight_args);
+	add_group_args(&t, group_args, nr_group_args);
+	free(group_args);
 
 	sectors = device_sectors(t.device);
 	if (!sectors)
@@ -528,437 +1152,25 @@ static int cmd_create(int argc, char **argv)
 }
 
 /*
- * stat
- */
-
-enum {
-	COL_NAME,
-	COL_GROUP,
-	COL_ID,
-	COL_WEIGHT,
-	COL_READS,
-	COL_DREADS,
-	COL_RBYTES,
-	COL_WRITES,
-	COL_DWRITES,
-	COL_WBYTES,
-};
-
-struct colinfo {
-	const char *name;
-	double whint;
-	int flags;
-	int json_type;
-	const char *help;
-};
-
-static const struct colinfo infos[] = {
-	[COL_NAME]    = { "NAME",           0.1, 0, SCOLS_JSON_STRING,
-			  "device name" },
-	[COL_GROUP]   = { "GROUP",          0.3, 0, SCOLS_JSON_STRING,
-			  "cgroup path, or <default>" },
-	[COL_ID]      = { "ID",             5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			  "group id (-1: the default group)" },
-	[COL_WEIGHT]  = { "WEIGHT",         5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			  "weight" },
-	[COL_READS]   = { "READS",          5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			  "reads" },
-	[COL_DREADS]  = { "DELAYED-READS",  5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			  "reads that waited for tokens" },
-	[COL_RBYTES]  = { "READ-BYTES",     5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			  "bytes read" },
-	[COL_WRITES]  = { "WRITES",         5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			  "writes" },
-	[COL_DWRITES] = { "DELAYED-WRITES", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			  "writes that waited for tokens" },
-	[COL_WBYTES]  = { "WRITE-BYTES",    5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			  "bytes written" },
-};
-
-#define NR_INFOS	(sizeof(infos) / sizeof(*infos))
-
-struct stat_ctl {
-	int columns[NR_INFOS * 2];	/* -o may repeat a column */
-	size_t ncolumns;
-	int bytes;			/* --bytes: no human sizes */
-	char *cgroup_root;		/* NULL: cgroup2 not mounted */
-	struct libscols_table *tb;
-};
-
-static void __attribute__((noreturn)) usage_stat(void)
-{
-	size_t i;
-
-	printf("Usage:\n"
-	       " iobandctl stat [options] <name>...\n"
-	       "\n"
-	       "Show the weight and I/O counters of each group of ioband devices.\n"
-	       "\n"
-	       "Options:\n"
-	       " -b, --bytes          print sizes in bytes, not in human-readable form\n"
-	       " -J, --json           use JSON output format\n"
-	       " -r, --raw            use raw output format\n"
-	       " -n, --noheadings     don't print headings\n"
-	       " -o, --output <list>  columns to print (+<list> adds to the default)\n"
-	       " -h, --help           display this help\n"
-	       "\n"
-	       "Available output columns:\n");
-	for (i = 0; i < NR_INFOS; i++)
-		printf(" %14s  %s\n", infos[i].name, infos[i].help);
-	printf("\nThe default group holds every cgroup without a weight of its own.\n");
-	exit(EXIT_SUCCESS);
-}
-
-static int column_id(const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < NR_INFOS; i++)
-		if (strlen(infos[i].name) == len &&
-		    !strncasecmp(infos[i].name, name, len))
-			return i;
-	return -1;
-}
-
-/* Parse "-o A,B" (replace) or "-o +A,B" (append) into ctl->columns. */
-static void parse_columns(struct stat_ctl *ctl, const char *list)
-{
-	const char *p = list;
-
-	if (*p == '+')
-		p++;
-	else
-		ctl->ncolumns = 0;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		int id = column_id(p, len);
-
-		if (id < 0) {
-			warnx("unknown column '%.*s' in '%s'", (int)len, p, list);
-			errtryhelp("stat");
-		}
-		if (ctl->ncolumns == sizeof(ctl->columns) / sizeof(*ctl->columns))
-			errx(EXIT_FAILURE, "too many columns in '%s'", list);
-		ctl->columns[ctl->ncolumns++] = id;
-		p += len;
-		if (*p == ',')
-			p++;
-	}
-}
-
-static char *size_cell(const struct stat_ctl *ctl, uint64_t sectors)
-{
-	char buf[32];
-
-	if (ctl->bytes)
-		return xasprintf("%" PRIu64, (uint64_t)(sectors * 512u));
-	ioband_size_to_human(sectors * 512u, buf, sizeof(buf));
-	return xasprintf("%s", buf);
-}
-
-static char *group_cell(const struct ioband_table *t,
-			const struct ioband_group_stat *g, const char *path)
-{
-	if (g->is_default)
-		return xasprintf("<default>");
-	if (!strcmp(t->group_type, "cgroup") && path)
-		return xasprintf("%s", path);
-	return xasprintf("%" PRIu64, g->id);
-}
-
-static char *weight_cell(const struct ioband_table *t,
-			 const struct ioband_group_stat *g)
-{
-	const struct ioband_weight *w;
-
-	if (g->is_default)
-		return xasprintf("%u", t->default_weight);
-	w = ioband_table_find_weight(t, g->id);
-	/* Empty when the group lost its weight between our two ioctls. */
-	return w ? xasprintf("%u", w->weight) : xasprintf("%s", "");
-}
-
-static void add_row(struct stat_ctl *ctl, const char *name,
-		    const struct ioband_table *t,
-		    const struct ioband_group_stat *g, const char *path)
-{
-	struct libscols_line *ln = scols_table_new_line(ctl->tb, NULL);
-	size_t i;
-
-	if (!ln)
-		err(EXIT_FAILURE, "cannot allocate memory");
-	for (i = 0; i < ctl->ncolumns; i++) {
-		char *data;
-
-		switch (ctl->columns[i]) {
-		case COL_NAME:
-			data = xasprintf("%s", name);
-			break;
-		case COL_GROUP:
-			data = group_cell(t, g, path);
-			break;
-		case COL_ID:
-			data = g->is_default ? xasprintf("-1") :
-					       xasprintf("%" PRIu64, g->id);
-			break;
-		case COL_WEIGHT:
-			data = weight_cell(t, g);
-			break;
-		case COL_READS:
-			data = xasprintf("%" PRIu64, g->reads);
-			break;
-		case COL_DREADS:
-			data = xasprintf("%" PRIu64, g->delayed_reads);
-			break;
-		case COL_RBYTES:
-			data = size_cell(ctl, g->read_sectors);
-			break;
-		case COL_WRITES:
-			data = xasprintf("%" PRIu64, g->writes);
-			break;
-		case COL_DWRITES:
-			data = xasprintf("%" PRIu64, g->delayed_writes);
-			break;
-		default: /* COL_WBYTES */
-			data = size_cell(ctl, g->write_sectors);
-			break;
-		}
-		if (scols_line_refer_data(ln, i, data)) {
-			free(data);
-			err(EXIT_FAILURE, "failed to add output data");
-		}
-	}
-}
-
-/* Rows for one target: its table gives the weights, its status the counters. */
-static int add_target_rows(struct stat_ctl *ctl, const char *name,
-			   const char *table_params, const char *status_params)
-{
-	struct ioband_status st;
-	struct ioband_table t;
-	uint64_t *ids = NULL;
-	char **paths = NULL;
-	size_t i;
-
-	if (ioband_parse_table(table_params, &t)) {
-		warnx("%s: cannot parse the table '%s': do iobandctl and the "
-		      "dm-ioband module come from the same version?", name,
-		      table_params);
-		return 0;
-	}
-	if (ioband_parse_status(status_params, &st)) {
-		warnx("%s: cannot parse the status '%s': do iobandctl and the "
-		      "dm-ioband module come from the same version?", name,
-		      status_params);
-		ioband_table_free(&t);
-		return 0;
-	}
-
-	/* One walk of the cgroup tree names every group of the target. */
-	if (!strcmp(t.group_type, "cgroup") && ctl->cgroup_root && st.nr_groups > 1) {
-		ids = calloc(st.nr_groups, sizeof(*ids));
-		paths = calloc(st.nr_groups, sizeof(*paths));
-		if (!ids || !paths)
-			err(EXIT_FAILURE, "cannot allocate memory");
-		for (i = 0; i < st.nr_groups; i++)
-			ids[i] = st.groups[i].id;
-		/* groups[0] is the default group: its id means nothing. */
-		if (cgroup_ids_to_paths(ctl->cgroup_root, ids + 1,
-					st.nr_groups - 1, paths + 1))
-			warnx("cannot walk the cgroup tree at %s: printing ids",
-			      ctl->cgroup_root);
-	}
-
-	for (i = 0; i < st.nr_groups; i++)
-		add_row(ctl, name, &t, &st.groups[i], paths ? paths[i] : NULL);
-
-	if (paths)
-		for (i = 0; i < st.nr_groups; i++)
-			free(paths[i]);
-	free(paths);
-	free(ids);
-	ioband_status_free(&st);
-	ioband_table_free(&t);
-	return 1;
-}
-
-static int stat_device(struct stat_ctl *ctl, const char *name)
-{
-	struct dm_task *status, *table;
-	char *ttype, *tparams, *stype, *sparams;
-	void *tnext = NULL, *snext = NULL;
-	uint64_t start, length;
-	int ok = 1;
-
-	status = ioband_task(DM_DEVICE_STATUS, name);
-	if (!status)
-		return 0;
-	table = ioband_task(DM_DEVICE_TABLE, name);
-	if (!table) {
-		dm_task_destroy(status);
-		return 0;
-	}
-	/* Targets come in the same order from both ioctls. */
-	do {
-		tnext = dm_get_next_target(table, tnext, &start, &length,
-					   &ttype, &tparams);
-		snext = dm_get_next_target(status, snext, &start, &length,
-					   &stype, &sparams);
-		if (!tparams || !sparams || !!tnext != !!snext) {
-			warnx("%s changed while being read: try again", name);
-			ok = 0;
-			break;
-		}
-		ok = add_target_rows(ctl, name, tparams, sparams);
-	} while (ok && tnext);
-
-	dm_task_destroy(table);
-	dm_task_destroy(status);
-	return ok;
-}
-
-static int cmd_stat(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "bytes",      no_argument,       NULL, 'b' },
-		{ "json",       no_argument,       NULL, 'J' },
-		{ "raw",        no_argument,       NULL, 'r' },
-		{ "noheadings", no_argument,       NULL, 'n' },
-		{ "output",     required_argument, NULL, 'o' },
-		{ "help",       no_argument,       NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct stat_ctl ctl = {
-		.columns = { COL_GROUP, COL_WEIGHT, COL_READS, COL_WRITES,
-			     COL_RBYTES, COL_WBYTES },
-		.ncolumns = 6,
-	};
-	const char *outarg = NULL;
-	int c, json = 0, raw = 0, noheadings = 0, failed = 0, i;
-	size_t j;
-
-	while ((c = getopt_long(argc, argv, "bJrno:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			ctl.bytes = 1;
-			break;
-		case 'J':
-			json = 1;
-			break;
-		case 'r':
-			raw = 1;
-			break;
-		case 'n':
-			noheadings = 1;
-			break;
-		case 'o':
-			outarg = optarg;
-			break;
-		case 'h':
-			usage_stat();
-		default:
-			errtryhelp("stat");
-		}
-	}
-	if (optind == argc) {
-		warnx("missing <name>");
-		errtryhelp("stat");
-	}
-	/* With several devices, say which device a row belongs to. */
-	if (argc - optind > 1) {
-		memmove(ctl.columns + 1, ctl.columns, ctl.ncolumns * sizeof(int));
-		ctl.columns[0] = COL_NAME;
-		ctl.ncolumns++;
-	}
-	if (outarg)
-		parse_columns(&ctl, outarg);
-
-	/* Not fatal: groups print as ids without a cgroup tree to walk. */
-	if (cgroup_find_mount(MOUNTINFO, &ctl.cgroup_root))
-		ctl.cgroup_root = NULL;
-
-	scols_init_debug(0);
-	ctl.tb = scols_new_table();
-	if (!ctl.tb)
-		err(EXIT_FAILURE, "cannot allocate memory");
-	scols_table_enable_json(ctl.tb, json);
-	scols_table_enable_raw(ctl.tb, raw);
-	scols_table_enable_noheadings(ctl.tb, noheadings);
-	scols_table_set_name(ctl.tb, "ioband");
-	for (j = 0; j < ctl.ncolumns; j++) {
-		const struct colinfo *ci = &infos[ctl.columns[j]];
-		struct libscols_column *cl;
-		int type = ci->json_type;
-
-		cl = scols_table_new_column(ctl.tb, ci->name, ci->whint, ci->flags);
-		if (!cl)
-			err(EXIT_FAILURE, "cannot allocate memory");
-		/* Human sizes like "1.5M" are strings in JSON, as in lsblk. */
-		if (!ctl.bytes && (ctl.columns[j] == COL_RBYTES ||
-				   ctl.columns[j] == COL_WBYTES))
-			type = SCOLS_JSON_STRING;
-		scols_column_set_json_type(cl, type);
-	}
-
-	for (i = optind; i < argc; i++)
-		if (!stat_device(&ctl, argv[i]))
-			failed = 1;
-
-	if (scols_table_get_nlines(ctl.tb))
-		scols_print_table(ctl.tb);
-	scols_unref_table(ctl.tb);
-	free(ctl.cgroup_root);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
-/*
  * remove
  */
 
-static void __attribute__((noreturn)) usage_remove(void)
+static int cmd_remove(const struct command *cmd, int argc, char **argv)
 {
-	printf("Usage:\n"
-	       " iobandctl remove <name>\n"
-	       "\n"
-	       "Remove the ioband device /dev/mapper/<name>; <device> below it is left\n"
-	       "as it was.\n"
-	       "\n"
-	       "Options:\n"
-	       " -h, --help   display this help\n");
-	exit(EXIT_SUCCESS);
-}
-
-static int cmd_remove(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct ioband_table t;
 	struct dm_task *dmt;
 	uint32_t cookie = 0;
 	uint16_t flags;
 	const char *name;
-	int c, ok;
+	int ok;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage_remove();
-		default:
-			errtryhelp("remove");
-		}
-	}
-	if (argc - optind != 1) {
-		warnx(optind == argc ? "missing <name>" : "too many arguments");
-		errtryhelp("remove");
-	}
+	parse_no_options(cmd, argc, argv, 1, 1);
 	name = argv[optind];
 
 	/* Remove nothing that is not ours. */
-	dmt = ioband_task(DM_DEVICE_TABLE, name);
-	if (!dmt)
+	if (!load_table(name, &t, NULL, 0))
 		return EXIT_FAILURE;
-	dm_task_destroy(dmt);
+	ioband_table_free(&t);
 
 	flags = setup_udev();
 	dmt = new_task(DM_DEVICE_REMOVE);
@@ -966,46 +1178,809 @@ static int cmd_remove(int argc, char **argv)
 	ok = dm_task_set_name(dmt, name) && dm_task_retry_remove(dmt) &&
 	     dm_task_set_cookie(dmt, &cookie, flags) && dm_task_run(dmt);
 	if (!ok)
-		warn_dm_errno(dm_task_get_errno(dmt), "remove", name);
+		warn_dm_errno(task_errno(dmt), "remove", name);
 	dm_udev_wait(cookie);
 	dm_task_destroy(dmt);
 	return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 /*
+ * list
+ */
+
+static const struct option output_opts[] = {
+	{ "json",       no_argument, NULL, 'J' },
+	{ "raw",        no_argument, NULL, 'r' },
+	{ "noheadings", no_argument, NULL, 'n' },
+	{ "help",       no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* The options of output_opts; returns 0 if @c is not one of them. */
+static int output_option(int c, struct report_opts *opts)
+{
+	switch (c) {
+	case 'J':
+		opts->json = 1;
+		return 1;
+	case 'r':
+		opts->raw = 1;
+		return 1;
+	case 'n':
+		opts->noheadings = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static void add_cells(struct libscols_line *ln, char **cells, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (report_set_cell(ln, i, cells[i]))
+			die_nomem();
+}
+
+static int cmd_list(const struct command *cmd, int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int flags;
+		int json_type;
+	} cols[] = {
+		{ "NAME",   0,              SCOLS_JSON_STRING },
+		{ "DOMAIN", 0,              SCOLS_JSON_STRING },
+		{ "POLICY", 0,              SCOLS_JSON_STRING },
+		{ "TYPE",   0,              SCOLS_JSON_STRING },
+		{ "GROUPS", SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+		{ "DEVICE", 0,              SCOLS_JSON_STRING },
+	};
+	struct report_opts opts = { 0 };
+	struct libscols_table *tb;
+	char **names;
+	size_t n, i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "Jrnh", output_opts, NULL)) != -1) {
+		if (output_option(c, &opts))
+			continue;
+		if (c == 'h')
+			usage_command(cmd);
+		errtryhelp(cmd->name);
+	}
+	check_operands(cmd, argc, 0, 0);
+
+	names = list_ioband_devices(&n);
+	if (!n && !ioband_target_loaded())
+		errx(EXIT_FAILURE, "dm-ioband is not loaded: load it with "
+		     "modprobe dm-ioband");
+
+	tb = report_new_table(&opts, "iobanddevices");
+	if (!tb)
+		die_nomem();
+	for (i = 0; i < sizeof(cols) / sizeof(*cols); i++)
+		if (report_add_column(tb, cols[i].name, 0, cols[i].flags,
+				      cols[i].json_type))
+			die_nomem();
+	for (i = 0; i < n; i++) {
+		struct libscols_line *ln;
+		struct ioband_table t;
+		char *cells[6];
+
+		/* Gone since the listing: skip it. */
+		if (!load_table(names[i], &t, NULL, 1))
+			continue;
+		ln = scols_table_new_line(tb, NULL);
+		if (!ln)
+			die_nomem();
+		cells[0] = xasprintf("%s", names[i]);
+		cells[1] = xasprintf("%s", t.domain);
+		cells[2] = xasprintf("%s", t.policy);
+		cells[3] = xasprintf("%s", t.group_type);
+		cells[4] = xasprintf("%zu", t.nr_weights);
+		cells[5] = device_name(t.device);
+		add_cells(ln, cells, 6);
+		ioband_table_free(&t);
+	}
+	/* An empty list is an empty JSON array, and no line at all. */
+	if (opts.json || scols_table_get_nlines(tb))
+		scols_print_table(tb);
+	scols_unref_table(tb);
+	free_names(names, n);
+	return EXIT_SUCCESS;
+}
+
+/*
+ * table
+ */
+
+static int cmd_table(const struct command *cmd, int argc, char **argv)
+{
+	struct ioband_table t;
+	uint64_t sectors, *ids;
+	char **names, *dev;
+	size_t i;
+
+	parse_no_options(cmd, argc, argv, 1, 1);
+	if (!load_table(argv[optind], &t, &sectors, 0))
+		return EXIT_FAILURE;
+
+	ids = xcalloc(t.nr_weights, sizeof(*ids));
+	for (i = 0; i < t.nr_weights; i++)
+		ids[i] = t.weights[i].id;
+	names = group_names(t.group_type, ids, t.nr_weights);
+	dev = device_name(t.device);
+
+	printf("0 %" PRIu64 " %s %s %s %u %u %s %s %u :%u", sectors,
+	       IOBAND_TARGET_NAME, dev, t.domain, t.io_throttle, t.io_limit,
+	       t.group_type, t.policy, t.token_base, t.default_weight);
+	for (i = 0; i < t.nr_weights; i++) {
+		if (names[i])
+			printf(" %s:%u", names[i], t.weights[i].weight);
+		else
+			printf(" %" PRIu64 ":%u", ids[i], t.weights[i].weight);
+	}
+	putchar('\n');
+
+	free(dev);
+	free_names(names, t.nr_weights);
+	free(ids);
+	ioband_table_free(&t);
+	return EXIT_SUCCESS;
+}
+
+/*
+ * set, attach, detach, policy, reset: messages to a live device
+ */
+
+/* "weight <w>" for KEY "default", else "weight <id>:<w>". */
+static void set_weight(struct target *tg, const char *arg)
+{
+	unsigned int weight;
+	char *key = split_key_spec("group weight", arg, &weight);
+
+	if (!strcmp(key, GROUP_KEY_DEFAULT))
+		change_device(tg->name, "weight %u", weight);
+	else
+		change_device(tg->name, "weight %" PRIu64 ":%u",
+			      target_key(tg, key), weight);
+	free(key);
+}
+
+static int cmd_set(const struct command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "io-limit",    required_argument, NULL, 'l' },
+		{ "io-throttle", required_argument, NULL, 't' },
+		{ "token-base",  required_argument, NULL, 'b' },
+		{ "carryover",   required_argument, NULL, 'c' },
+		{ "help",        no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	/* The message of each option. */
+	static const struct {
+		int opt;
+		const char *option;
+		const char *message;
+	} tunables[] = {
+		{ 'l', "--io-limit",    "io_limit" },
+		{ 't', "--io-throttle", "io_throttle" },
+		{ 'b', "--token-base",  "token" },
+		{ 'c', "--carryover",   "carryover" },
+	};
+	char **messages = xcalloc(argc, sizeof(*messages));
+	size_t nmessages = 0, i;
+	struct target tg;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		for (i = 0; i < sizeof(tunables) / sizeof(*tunables); i++)
+			if (c == tunables[i].opt)
+				break;
+		if (i < sizeof(tunables) / sizeof(*tunables)) {
+			messages[nmessages++] = xasprintf("%s %u",
+				tunables[i].message,
+				parse_uint_arg(tunables[i].option, optarg));
+			continue;
+		}
+		if (c == 'h')
+			usage_command(cmd);
+		errtryhelp(cmd->name);
+	}
+	check_operands(cmd, argc, nmessages ? 1 : 2, INT_MAX);
+
+	open_target(&tg, argv[optind]);
+	for (i = 0; i < nmessages; i++) {
+		change_device(tg.name, "%s", messages[i]);
+		free(messages[i]);
+	}
+	free(messages);
+	for (optind++; optind < argc; optind++)
+		set_weight(&tg, argv[optind]);
+	close_target(&tg);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_attach(const struct command *cmd, int argc, char **argv)
+{
+	struct target tg;
+	uint64_t id;
+
+	parse_no_options(cmd, argc, argv, 2, 3);
+	open_target(&tg, argv[optind]);
+	id = target_key(&tg, argv[optind + 1]);
+	if (argc - optind == 3)
+		change_device(tg.name, "attach %" PRIu64 ":%u", id,
+			      parse_weight_arg(argv[optind + 2]));
+	else
+		change_device(tg.name, "attach %" PRIu64, id);
+	close_target(&tg);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_detach(const struct command *cmd, int argc, char **argv)
+{
+	struct target tg;
+
+	parse_no_options(cmd, argc, argv, 2, 2);
+	open_target(&tg, argv[optind]);
+	change_device(tg.name, "detach %" PRIu64, target_key(&tg, argv[optind + 1]));
+	close_target(&tg);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_policy(const struct command *cmd, int argc, char **argv)
+{
+	struct target tg;
+
+	parse_no_options(cmd, argc, argv, 2, 2);
+	check_policy(argv[optind + 1]);
+	open_target(&tg, argv[optind]);
+	change_device(tg.name, "policy %s", argv[optind + 1]);
+	close_target(&tg);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_reset(const struct command *cmd, int argc, char **argv)
+{
+	struct target tg;
+
+	parse_no_options(cmd, argc, argv, 1, 1);
+	open_target(&tg, argv[optind]);
+	change_device(tg.name, "reset");
+	close_target(&tg);
+	return EXIT_SUCCESS;
+}
+
+/*
+ * stat and top
+ */
+
+/* The options stat and top share. */
+struct watch_opts {
+	struct stat_report report;
+	const char *columns;	/* -o */
+	double interval;	/* seconds; 0: once */
+	long count;		/* reports; 0: until stopped */
+};
+
+static void watch_columns(const struct command *cmd, struct watch_opts *w)
+{
+	const char *bad;
+	size_t len;
+	int rc;
+
+	if (!w->columns)
+		return;
+	rc = stat_report_columns(&w->report, w->columns, &bad, &len);
+	if (rc == -EINVAL) {
+		warnx("unknown column '%.*s' in '%s'", (int)len, bad, w->columns);
+		errtryhelp(cmd->name);
+	}
+	if (rc)
+		errx(EXIT_FAILURE, "too many columns in '%s'", w->columns);
+}
+
+static long parse_count_arg(const char *arg)
+{
+	unsigned int n = parse_uint_arg("count", arg);
+
+	if (!n)
+		errx(EXIT_FAILURE, "invalid count '0': expected 1 or more");
+	return n;
+}
+
+/* Render @rows of one report, in the order given, to a string. */
+static char *render_rows(struct stat_report *r, const struct stat_row *rows,
+			 size_t nrows)
+{
+	char *out = NULL;
+	size_t i;
+
+	if (stat_report_init(r))
+		die_nomem();
+	for (i = 0; i < nrows; i++)
+		if (stat_report_add(r, &rows[i]))
+			die_nomem();
+	if (scols_print_table_to_string(r->tb, &out))
+		die_nomem();
+	stat_report_free(r);
+	return out;
+}
+
+static void sleep_seconds(double secs)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)secs,
+		.tv_nsec = (long)((secs - (time_t)secs) * 1e9),
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int cmd_stat(const struct command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "bytes",      no_argument,       NULL, 'b' },
+		{ "json",       no_argument,       NULL, 'J' },
+		{ "raw",        no_argument,       NULL, 'r' },
+		{ "noheadings", no_argument,       NULL, 'n' },
+		{ "output",     required_argument, NULL, 'o' },
+		{ "interval",   required_argument, NULL, 'i' },
+		{ "count",      required_argument, NULL, 'c' },
+		{ "help",       no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct watch_opts w = {
+		.report = {
+			.columns = { COL_GROUP, COL_WEIGHT, COL_SHARE, COL_IOPS,
+				     COL_MBPS, COL_QUEUED, COL_DELAYED, COL_WAIT,
+				     COL_WAIT_MAX },
+			.ncolumns = 9,
+		},
+		.count = 1,
+	};
+	struct sample_set prev = { 0 }, cur;
+	int c, count_given = 0, failed = 0;
+	long n;
+
+	while ((c = getopt_long(argc, argv, "bJrno:i:c:h", longopts, NULL)) != -1) {
+		if (output_option(c, &w.report.opts))
+			continue;
+		switch (c) {
+		case 'b':
+			w.report.opts.bytes = 1;
+			break;
+		case 'o':
+			w.columns = optarg;
+			break;
+		case 'i':
+			w.interval = parse_seconds_arg("interval", optarg);
+			break;
+		case 'c':
+			w.count = parse_count_arg(optarg);
+			count_given = 1;
+			break;
+		case 'h':
+			usage_command(cmd);
+		default:
+			errtryhelp(cmd->name);
+		}
+	}
+	check_operands(cmd, argc, 1, INT_MAX);
+	if (count_given && !w.interval)
+		errx(EXIT_FAILURE, "--count needs --interval: the reports after "
+		     "the first cover an interval");
+	if (w.interval && !count_given)
+		w.count = 0;
+	/* With several devices, say which device a row belongs to. */
+	if (argc - optind > 1)
+		stat_report_prepend_column(&w.report, COL_NAME);
+	watch_columns(cmd, &w);
+
+	for (n = 0; !w.count || n < w.count; n++) {
+		char *out;
+
+		if (n)
+			sleep_seconds(w.interval);
+		if (take_sample_set(&cur, argv + optind, argc - optind,
+				    n ? &prev : NULL, n > 0))
+			failed = 1;
+		/* The first report tells what failed: then stop. */
+		if (!cur.n || (failed && !n)) {
+			free_sample_set(&cur);
+			break;
+		}
+		out = render_rows(&w.report, cur.rows, cur.nrows);
+		printf("%s%s\n", n && !w.report.opts.json ? "\n" : "", out);
+		fflush(stdout);
+		free(out);
+		free_sample_set(&prev);
+		prev = cur;
+	}
+	free_sample_set(&prev);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* top's terminal: raw keys, the alternate screen, restored at exit. */
+static struct termios saved_termios;
+static int term_saved;
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig __attribute__((unused)))
+{
+	stop_requested = 1;
+}
+
+static void restore_terminal(void)
+{
+	if (term_saved)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_termios);
+	/* Cursor back, alternate screen off. */
+	fputs("\033[?25h\033[?1049l", stdout);
+	fflush(stdout);
+}
+
+static void setup_terminal(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct termios raw;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (isatty(STDIN_FILENO) && !tcgetattr(STDIN_FILENO, &saved_termios)) {
+		raw = saved_termios;
+		raw.c_lflag &= ~(ICANON | ECHO);
+		raw.c_cc[VMIN] = 1;
+		raw.c_cc[VTIME] = 0;
+		if (!tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw))
+			term_saved = 1;
+	}
+	atexit(restore_terminal);
+	fputs("\033[?1049h\033[?25l", stdout);
+}
+
+/*
+ * Wait @secs for a key on stdin: returns 1 for q (quit). A closed stdin is
+ * not looked at again.
+ */
+static int wait_key(double secs, int *stdin_open)
+{
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+
+	while (!stop_requested) {
+		uint64_t now = now_ns();
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		char ch;
+		int rc;
+
+		if (now >= end)
+			return 0;
+		rc = poll(&pfd, *stdin_open, (end - now) / 1000000 + 1);
+		if (rc <= 0)
+			continue;
+		if (read(STDIN_FILENO, &ch, 1) != 1) {
+			*stdin_open = 0;
+			continue;
+		}
+		if (ch == 'q' || ch == 'Q')
+			return 1;
+	}
+	return 1;
+}
+
+static void terminal_size(int *rows, int *cols)
+{
+	struct winsize ws;
+
+	*rows = 24;
+	*cols = 80;
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row && ws.ws_col) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+	}
+}
+
+/* Print @text, at most @max lines of at most @width columns. */
+static void print_clipped(const char *text, int max, int width)
+{
+	int lines = 0;
+
+	while (*text && lines < max) {
+		size_t len = strcspn(text, "\n");
+
+		printf("%.*s\033[K\n", (int)(len < (size_t)width ? len : (size_t)width),
+		       text);
+		text += len + !!text[len];
+		lines++;
+	}
+}
+
+static void top_frame(const struct sample_set *set, struct stat_report *r,
+		      int batch)
+{
+	double iops = 0, bps = 0;
+	char clock[16], *table;
+	int rows, cols;
+	time_t t = time(NULL);
+	size_t i;
+
+	for (i = 0; i < set->nrows; i++) {
+		iops += set->rows[i].rates->iops;
+		bps += set->rows[i].rates->bytes_per_sec;
+	}
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&t));
+	qsort(set->rows, set->nrows, sizeof(*set->rows), stat_row_cmp_throughput);
+	table = render_rows(r, set->rows, set->nrows);
+
+	terminal_size(&rows, &cols);
+	if (batch) {
+		printf("iobandctl top - %s, %zu device%s, %.1f IOPS, %.2f MB/s\n%s\n\n",
+		       clock, set->n, set->n == 1 ? "" : "s", iops, bps / 1e6,
+		       table);
+	} else {
+		printf("\033[H");
+		printf("iobandctl top - %s, %zu device%s, %.1f IOPS, %.2f MB/s"
+		       "   (q: quit)\033[K\n\033[K\n", clock, set->n,
+		       set->n == 1 ? "" : "s", iops, bps / 1e6);
+		print_clipped(table, rows - 3, cols);
+		printf("\033[J");
+	}
+	fflush(stdout);
+	free(table);
+}
+
+static int cmd_top(const struct command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "delay",      required_argument, NULL, 'd' },
+		{ "batch",      no_argument,       NULL, 'b' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "output",     required_argument, NULL, 'o' },
+		{ "help",       no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct watch_opts w = {
+		.report = {
+			.columns = { COL_NAME, COL_GROUP, COL_WEIGHT, COL_SHARE,
+				     COL_IOPS, COL_MBPS, COL_QUEUED, COL_WAIT },
+			.ncolumns = 8,
+		},
+		.interval = 1,
+	};
+	struct sample_set prev = { 0 }, cur;
+	int c, batch = 0, stdin_open = 1;
+	char **names;
+	size_t nnames;
+	long n;
+
+	while ((c = getopt_long(argc, argv, "d:bn:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			w.interval = parse_seconds_arg("delay", optarg);
+			break;
+		case 'b':
+			batch = 1;
+			break;
+		case 'n':
+			w.count = parse_count_arg(optarg);
+			break;
+		case 'o':
+			w.columns = optarg;
+			break;
+		case 'h':
+			usage_command(cmd);
+		default:
+			errtryhelp(cmd->name);
+		}
+	}
+	check_operands(cmd, argc, 0, INT_MAX);
+	watch_columns(cmd, &w);
+
+	/* Named devices must exist; else every ioband device, as they come. */
+	if (optind < argc) {
+		take_sample_set(&cur, argv + optind, argc - optind, NULL, 0);
+		if (cur.n < (size_t)(argc - optind))
+			return EXIT_FAILURE;
+		free_sample_set(&cur);
+	} else if (!ioband_target_loaded()) {
+		errx(EXIT_FAILURE, "dm-ioband is not loaded: load it with "
+		     "modprobe dm-ioband");
+	}
+
+	if (!batch)
+		setup_terminal();
+	for (n = 0; !w.count || n < w.count; n++) {
+		if (n && (batch ? (sleep_seconds(w.interval), stop_requested) :
+				  wait_key(w.interval, &stdin_open)))
+			break;
+		if (optind < argc) {
+			names = argv + optind;
+			nnames = argc - optind;
+		} else {
+			names = list_ioband_devices(&nnames);
+		}
+		take_sample_set(&cur, names, nnames, n ? &prev : NULL, 1);
+		if (names != argv + optind)
+			free_names(names, nnames);
+		top_frame(&cur, &w.report, batch);
+		free_sample_set(&prev);
+		prev = cur;
+	}
+	free_sample_set(&prev);
+	return EXIT_SUCCESS;
+}
+
+/*
  * main
  */
 
+static void stat_columns_help(void)
+{
+	printf("\nAvailable output columns:\n");
+	stat_report_columns_help(stdout);
+	printf("\nThe default group holds every process without a group of its "
+	       "own.\nRates and shares cover the interval; the first report "
+	       "covers the time\nsince the counters started (or reset), and "
+	       "shows no rates when the\nmodule does not say how long that is.\n");
+}
+
+static int cmd_help(const struct command *cmd, int argc, char **argv);
+
+static const struct command commands[] = {
+	{ "create", cmd_create, "[options] <name> <device>",
+	  "Create /dev/mapper/<name>, an ioband device on top of <device> (a path\n"
+	  "or major:minor) that shares its bandwidth between groups by weight",
+	  "Options:\n"
+	  " -d, --domain <id>           bandwidth domain, shared by the devices that\n"
+	  "                               give the same id (at most 31 characters;\n"
+	  "                               default: <name>)\n"
+	  " -t, --type <type>           what a group is: cgroup (default), uid, gid,\n"
+	  "                               pid, pgrp, or none (only the default group)\n"
+	  " -p, --policy <policy>       weight (share IOs, default) or weight-iosize\n"
+	  "                               (share sectors)\n"
+	  " -g, --group <key>=<weight>  weight of a group; repeat for more groups\n"
+	  " -w, --weight <key>=<weight> the same as --group\n"
+	  " -D, --default-weight <w>    weight of every other process (default 100)\n"
+	  "     --io-limit <n>          IOs in flight below before ioband holds\n"
+	  "                               them (0: the module's default)\n"
+	  "     --io-throttle <n>       IOs in flight below before the weights\n"
+	  "                               apply (0: the module's default)\n"
+	  "     --token-base <n>        tokens of an epoch (0: the module's default)\n"
+	  " -n, --dry-run               print the table, create nothing\n"
+	  " -h, --help                  display this help\n"
+	  "\n"
+	  "Weights range from 1 to 32767. A <key> is, by --type: a cgroup v2\n"
+	  "directory, absolute (/sys/fs/cgroup/a/b) or relative to its mount point\n"
+	  "(a/b, or /a/b as /proc/<pid>/cgroup prints it); a user name or uid; a\n"
+	  "group name or gid; a process or process group id.\n", NULL },
+	{ "remove", cmd_remove, "<name>",
+	  "Remove the ioband device /dev/mapper/<name>; the device below it is left\n"
+	  "as it was",
+	  "Options:\n"
+	  " -h, --help   display this help\n", NULL },
+	{ "list", cmd_list, "[options]",
+	  "List the ioband devices: name, bandwidth domain, policy, group type,\n"
+	  "number of groups with a weight of their own, and the device below",
+	  "Options:\n"
+	  " -J, --json         use JSON output format\n"
+	  " -r, --raw          use raw output format\n"
+	  " -n, --noheadings   don't print headings\n"
+	  " -h, --help         display this help\n", NULL },
+	{ "table", cmd_table, "<name>",
+	  "Print the table of ioband device <name> as dmsetup table does, with\n"
+	  "the device and the groups named (cgroup paths, users, groups)",
+	  "Options:\n"
+	  " -h, --help   display this help\n", NULL },
+	{ "set", cmd_set, "[options] <name> [<key>=<weight>...]",
+	  "Change the weights and tunables of a live ioband device (no suspend)",
+	  "Options:\n"
+	  "     --io-limit <n>      IOs in flight below before ioband holds them\n"
+	  "     --io-throttle <n>   IOs in flight below before the weights apply\n"
+	  "     --token-base <n>    tokens of an epoch\n"
+	  "     --carryover <n>     epochs of unused share an idle group keeps\n"
+	  " -h, --help              display this help\n"
+	  "\n"
+	  "A <key> is a group of the device's type (see iobandctl create --help);\n"
+	  "the key 'default' is the default group (write ./default for a cgroup\n"
+	  "of that name). Weights range from 1 to 32767.\n", NULL },
+	{ "attach", cmd_attach, "<name> <key> [<weight>]",
+	  "Give group <key> a weight of its own on device <name> (default: the\n"
+	  "default group's weight)",
+	  "Options:\n"
+	  " -h, --help   display this help\n", NULL },
+	{ "detach", cmd_detach, "<name> <key>",
+	  "Return group <key> of device <name> to the default group",
+	  "Options:\n"
+	  " -h, --help   display this help\n", NULL },
+	{ "policy", cmd_policy, "<name> weight|weight-iosize",
+	  "Change how device <name> shares: by IOs (weight) or by sectors\n"
+	  "(weight-iosize)",
+	  "Options:\n"
+	  " -h, --help   display this help\n", NULL },
+	{ "reset", cmd_reset, "<name>",
+	  "Zero the counters of device <name>",
+	  "Options:\n"
+	  " -h, --help   display this help\n", NULL },
+	{ "stat", cmd_stat, "[options] <name>...",
+	  "Show each group of ioband devices: weight, share of the device, IOPS,\n"
+	  "throughput, queue and wait, like iostat",
+	  "Options:\n"
+	  " -i, --interval <secs>  report again every <secs> seconds, the rates of\n"
+	  "                          the interval\n"
+	  " -c, --count <n>        stop after <n> reports (with --interval)\n"
+	  " -J, --json             use JSON output format (one object per report)\n"
+	  " -r, --raw              use raw output format\n"
+	  " -n, --noheadings       don't print headings\n"
+	  " -b, --bytes            print sizes in bytes, not in human-readable form\n"
+	  " -o, --output <list>    columns to print (+<list> adds to the default)\n"
+	  " -h, --help             display this help\n", stat_columns_help },
+	{ "top", cmd_top, "[options] [<name>...]",
+	  "Show the groups of all ioband devices (or of <name>...), the busiest\n"
+	  "first, refreshed until q is pressed, like iotop",
+	  "Options:\n"
+	  " -d, --delay <secs>       seconds between refreshes (default 1)\n"
+	  " -n, --iterations <n>     stop after <n> refreshes\n"
+	  " -b, --batch              print each refresh below the last, without\n"
+	  "                            terminal control, for logs and scripts\n"
+	  " -o, --output <list>      columns to print (+<list> adds to the default)\n"
+	  " -h, --help               display this help\n", stat_columns_help },
+	{ "help", cmd_help, "[<command>]", "Show the help of iobandctl or of a command",
+	  "", NULL },
+};
+
+#define NR_COMMANDS	(sizeof(commands) / sizeof(*commands))
+
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
 static void __attribute__((noreturn)) usage(void)
 {
+	size_t i;
+
 	printf("Usage:\n"
 	       " iobandctl [options] <command> [<args>]\n"
 	       "\n"
 	       "Control dm-ioband, the device-mapper target that shares the bandwidth\n"
-	       "of a block device between cgroups by weight.\n"
+	       "of a block device between cgroups (or users, groups, processes) by\n"
+	       "weight.\n"
 	       "\n"
-	       "Commands:\n"
-	       " create <name> <device>  create an ioband device on top of <device>\n"
-	       " stat <name>...          show the weight and I/O of each group\n"
-	       " remove <name>           remove an ioband device\n"
-	       "\n"
+	       "Commands:\n");
+	for (i = 0; i < NR_COMMANDS; i++)
+		printf(" %-8s %s\n", commands[i].name, commands[i].args);
+	printf("\n"
 	       "Options:\n"
-	       " -v, --verbose           show libdevmapper's messages (twice: debug)\n"
-	       " -h, --help              display this help\n"
-	       " -V, --version           display version\n"
+	       " -v, --verbose   show the messages sent and libdevmapper's (twice: debug)\n"
+	       " -h, --help      display this help\n"
+	       " -V, --version   display version\n"
 	       "\n"
 	       "Run 'iobandctl <command> --help' for the options of a command.\n");
 	exit(EXIT_SUCCESS);
 }
 
-static const struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-} commands[] = {
-	{ "create", cmd_create },
-	{ "stat",   cmd_stat },
-	{ "remove", cmd_remove },
-};
+static int cmd_help(const struct command *cmd, int argc, char **argv)
+{
+	const struct command *of;
+
+	parse_no_options(cmd, argc, argv, 0, 1);
+	if (optind == argc)
+		usage();
+	of = find_command(argv[optind]);
+	if (!of) {
+		warnx("unknown command '%s'", argv[optind]);
+		errtryhelp(NULL);
+	}
+	usage_command(of);
+}
 
 int main(int argc, char **argv)
 {
@@ -1016,8 +1991,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static char prog[64];
-	const struct command *cmd = NULL;
-	size_t i;
+	const struct command *cmd;
 	int c;
 
 	/* '+': options after the command are the command's. */
@@ -1039,15 +2013,14 @@ int main(int argc, char **argv)
 		warnx("missing <command>");
 		errtryhelp(NULL);
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(*commands); i++)
-		if (!strcmp(argv[optind], commands[i].name))
-			cmd = &commands[i];
+	cmd = find_command(argv[optind]);
 	if (!cmd) {
 		warnx("unknown command '%s'", argv[optind]);
 		errtryhelp(NULL);
 	}
 
 	dm_log_with_errno_init(log_libdm);
+	scols_init_debug(0);
 
 	/* getopt's messages start with argv[0]: make it "iobandctl stat". */
 	snprintf(prog, sizeof(prog), "iobandctl %s", cmd->name);
@@ -1055,5 +2028,5 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 0;
-	return cmd->fn(argc, argv);
+	return cmd->fn(cmd, argc, argv);
 }

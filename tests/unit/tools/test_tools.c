@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests of iobandctl's pure functions: table building and parsing,
- * status parsing, weights, sizes, and cgroup path <-> id resolution against
+ * status and stats parsing, rates, the stat report (its JSON checked by a
+ * strict parser), weights, sizes, group keys, and cgroup path <-> id
+ * resolution against
  * a fake cgroup tree in a temporary directory (an id is an inode number, so
  * any directory tree will do).
  *
@@ -18,7 +20,10 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "groupkey.h"
 #include "ioband.h"
+#include "json_check.h"
+#include "report.h"
 
 static int failed;	/* the current test failed */
 
@@ -552,6 +557,430 @@ static void test_parse_status_every_prefix(void)
 	CHECK(ok == 7);
 }
 
+
+/*
+ * Stats parsing
+ */
+
+#define STATS_DOMAIN_LINE \
+	"domain=ioband1 policy=weight token_base=2048 io_throttle=4 " \
+	"io_limit=32 carryover=1 in_flight=3 queued=5 vtime=123456789012"
+#define STATS_GROUP(id, w, reads, rsec, writes, wsec, wait) \
+	"group=" id " weight=" w " reads=" reads " read_sectors=" rsec \
+	" writes=" writes " write_sectors=" wsec " delayed_reads=1 " \
+	"delayed_writes=2 queued=3 in_flight=4 wait_ns=" wait \
+	" wait_max_ns=9000000 service_ns=2000000 finish_tag=77"
+
+static const char stats_example[] =
+	STATS_DOMAIN_LINE "\n"
+	STATS_GROUP("-1", "100", "10", "80", "0", "0", "10000000") "\n"
+	STATS_GROUP("5012", "300", "30", "240", "0", "0", "30000000") "\n";
+
+static void test_parse_stats_example(void)
+{
+	struct ioband_stats st;
+	const struct ioband_stats_group *g;
+
+	CHECK(ioband_parse_stats(stats_example, &st) == 0);
+	if (failed)
+		return;
+	CHECK_STR(st.domain, "ioband1");
+	CHECK_STR(st.policy, "weight");
+	CHECK(st.token_base == 2048 && st.io_throttle == 4 && st.io_limit == 32);
+	CHECK(st.carryover == 1 && st.in_flight == 3 && st.queued == 5);
+	CHECK(st.vtime == 123456789012ULL);
+	CHECK(!st.has_elapsed && st.has_sched);
+	CHECK(st.nr_groups == 2);
+	g = &st.groups[0];
+	CHECK(g->is_default && g->weight == 100 && g->reads == 10);
+	CHECK(g->read_sectors == 80 && g->delayed_reads == 1);
+	CHECK(g->delayed_writes == 2 && g->queued == 3 && g->in_flight == 4);
+	CHECK(g->wait_ns == 10000000 && g->wait_max_ns == 9000000);
+	CHECK(g->service_ns == 2000000 && g->finish_tag == 77);
+	g = &st.groups[1];
+	CHECK(!g->is_default && g->id == 5012 && g->weight == 300);
+	ioband_stats_free(&st);
+	CHECK(st.groups == NULL && st.nr_groups == 0);
+}
+
+/* Keys in any order, unknown keys and records skipped, no final newline. */
+static void test_parse_stats_forward_compatible(void)
+{
+	struct ioband_stats st;
+
+	CHECK(ioband_parse_stats(
+		"domain=d future=x policy=weight-range-bw token_base=1 "
+		"io_throttle=2 io_limit=3 carryover=4 in_flight=5 queued=6 "
+		"vtime=7 elapsed_ns=2000000000\n"
+		"sched=new tree_steps=5\n"
+		"\n"
+		"group=-1 finish_tag=1 weight=100 reads=1 read_sectors=8 writes=0 "
+		"write_sectors=0 delayed_reads=0 delayed_writes=0 queued=0 "
+		"in_flight=0 wait_ns=0 wait_max_ns=0 service_ns=0 new=1 x=",
+		&st) == 0);
+	if (failed)
+		return;
+	CHECK_STR(st.policy, "weight-range-bw");
+	CHECK(st.has_elapsed && st.elapsed_ns == 2000000000);
+	CHECK(st.nr_groups == 1 && st.groups[0].finish_tag == 1);
+	ioband_stats_free(&st);
+}
+
+static void test_parse_stats_malformed(void)
+{
+	static const char *const bad[] = {
+		"",
+		"\n",
+		STATS_DOMAIN_LINE,					/* no group */
+		STATS_DOMAIN_LINE "\n",
+		/* no domain record first */
+		STATS_GROUP("-1", "1", "1", "1", "1", "1", "1") "\n" STATS_DOMAIN_LINE,
+		/* a key missing: vtime */
+		"domain=d policy=weight token_base=1 io_throttle=2 io_limit=3 "
+		"carryover=4 in_flight=5 queued=6\n"
+		STATS_GROUP("-1", "1", "1", "1", "1", "1", "1"),
+		/* a key twice */
+		STATS_DOMAIN_LINE " queued=5\n"
+		STATS_GROUP("-1", "1", "1", "1", "1", "1", "1"),
+		/* no default group first, default twice, a group twice */
+		STATS_DOMAIN_LINE "\n" STATS_GROUP("7", "1", "1", "1", "1", "1", "1"),
+		STATS_DOMAIN_LINE "\n" STATS_GROUP("-1", "1", "1", "1", "1", "1", "1")
+		"\n" STATS_GROUP("-1", "1", "1", "1", "1", "1", "1"),
+		STATS_DOMAIN_LINE "\n" STATS_GROUP("-1", "1", "1", "1", "1", "1", "1")
+		"\n" STATS_GROUP("7", "1", "1", "1", "1", "1", "1")
+		"\n" STATS_GROUP("7", "1", "1", "1", "1", "1", "1"),
+		/* bad numbers */
+		STATS_DOMAIN_LINE "\n" STATS_GROUP("-2", "1", "1", "1", "1", "1", "1"),
+		STATS_DOMAIN_LINE "\n" STATS_GROUP("-1", "", "1", "1", "1", "1", "1"),
+		STATS_DOMAIN_LINE "\n" STATS_GROUP("-1", "1", "-1", "1", "1", "1", "1"),
+		STATS_DOMAIN_LINE "\n" STATS_GROUP("-1", "1", "1", "1", "1", "1",
+						   "18446744073709551616"),
+		STATS_DOMAIN_LINE "\n" STATS_GROUP("-1", "1", "0x1", "1", "1", "1", "1"),
+		/* separators: two spaces, a trailing space, a field without '=' */
+		STATS_DOMAIN_LINE "\n" STATS_GROUP("-1", "1", "1", "1", "1", "1", "1")
+		"  x=1",
+		STATS_DOMAIN_LINE " \n" STATS_GROUP("-1", "1", "1", "1", "1", "1", "1"),
+		STATS_DOMAIN_LINE " junk\n" STATS_GROUP("-1", "1", "1", "1", "1", "1", "1"),
+		STATS_DOMAIN_LINE "\njunk\n" STATS_GROUP("-1", "1", "1", "1", "1", "1", "1"),
+		/* a domain id too long, a policy too long, empty */
+		"domain=01234567890123456789012345678901 policy=weight token_base=1 "
+		"io_throttle=2 io_limit=3 carryover=4 in_flight=5 queued=6 vtime=7\n"
+		STATS_GROUP("-1", "1", "1", "1", "1", "1", "1"),
+		"domain=d policy=weight-weight-weight token_base=1 "
+		"io_throttle=2 io_limit=3 carryover=4 in_flight=5 queued=6 vtime=7\n"
+		STATS_GROUP("-1", "1", "1", "1", "1", "1", "1"),
+		"domain= policy=weight token_base=1 "
+		"io_throttle=2 io_limit=3 carryover=4 in_flight=5 queued=6 vtime=7\n"
+		STATS_GROUP("-1", "1", "1", "1", "1", "1", "1"),
+	};
+	struct ioband_stats st;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		if (ioband_parse_stats(bad[i], &st) != -EINVAL) {
+			fprintf(stderr, "    accepted #%zu: \"%s\"\n", i, bad[i]);
+			failed = 1;
+		}
+	}
+}
+
+/* A reply cut anywhere is an error or a valid reply, never a crash. */
+static void test_parse_stats_every_prefix(void)
+{
+	size_t len, full = strlen(stats_example), ok = 0;
+	struct ioband_stats st;
+	char *buf = malloc(full + 1);
+
+	for (len = 0; buf && len <= full; len++) {
+		memcpy(buf, stats_example, len);
+		buf[len] = '\0';
+		if (ioband_parse_stats(buf, &st) == 0) {
+			ok++;
+			ioband_stats_free(&st);
+		}
+	}
+	free(buf);
+	/*
+	 * Each group line's last "finish_tag=77" cut to "7", whole, and
+	 * whole with its "\n": the first group alone is a valid reply.
+	 */
+	CHECK(ok == 6);
+}
+
+static void test_stats_from_status(void)
+{
+	struct ioband_status status;
+	struct ioband_table t;
+	struct ioband_stats st;
+
+	CHECK(ioband_parse_table("254:0 d 0 0 cgroup weight-iosize 0 :40 5012:300",
+				 &t) == 0);
+	CHECK(ioband_parse_status("d -1 1 2 3 4 5 6 5012 7 8 9 10 11 12 99 0 0 0 0 0 0",
+				  &status) == 0);
+	if (failed)
+		return;
+	CHECK(ioband_stats_from_status(&t, &status, &st) == 0);
+	CHECK_STR(st.policy, "weight-iosize");
+	CHECK(!st.has_sched && st.nr_groups == 3);
+	CHECK(st.groups[0].is_default && st.groups[0].weight == 40);
+	CHECK(st.groups[0].reads == 1 && st.groups[0].delayed_reads == 2);
+	CHECK(st.groups[0].read_sectors == 3 && st.groups[0].writes == 4);
+	CHECK(st.groups[0].delayed_writes == 5 && st.groups[0].write_sectors == 6);
+	CHECK(st.groups[1].id == 5012 && st.groups[1].weight == 300);
+	CHECK(st.groups[2].id == 99 && st.groups[2].weight == 0);	/* gone */
+	ioband_stats_free(&st);
+	ioband_status_free(&status);
+	ioband_table_free(&t);
+}
+
+/*
+ * Rates
+ */
+
+static int near(double a, double b)
+{
+	return a - b < 1e-9 && b - a < 1e-9;
+}
+
+static void test_rates_since_start(void)
+{
+	struct ioband_rates r[2];
+	struct ioband_stats st;
+
+	CHECK(ioband_parse_stats(stats_example, &st) == 0);
+	if (failed)
+		return;
+	/* Without an interval: shares and waits, no rates. */
+	ioband_stats_rates(NULL, &st, 0, r);
+	CHECK(r[0].has_share && near(r[0].share, 0.25));
+	CHECK(r[1].has_share && near(r[1].share, 0.75));
+	CHECK(!r[0].has_rate && !r[1].has_rate);
+	CHECK(r[1].ios == 30 && r[1].sectors == 240 && r[1].delayed == 3);
+	CHECK(r[1].has_wait && near(r[1].wait_mean_ns, 1000000));
+	CHECK(near(r[1].service_mean_ns, 2000000 / 30.0));
+	/* Over 2 s. */
+	ioband_stats_rates(NULL, &st, 2000000000ULL, r);
+	CHECK(r[1].has_rate && near(r[1].iops, 15));
+	CHECK(near(r[1].bytes_per_sec, 240 * 512 / 2.0));
+
+	/* weight-iosize shares sectors. */
+	strcpy(st.policy, "weight-iosize");
+	st.groups[0].read_sectors = 720;
+	ioband_stats_rates(NULL, &st, 0, r);
+	CHECK(near(r[0].share, 0.75) && near(r[1].share, 0.25));
+	ioband_stats_free(&st);
+}
+
+static void test_rates_interval(void)
+{
+	struct ioband_stats prev, cur;
+	struct ioband_rates r[3];
+
+	CHECK(ioband_parse_stats(stats_example, &prev) == 0);
+	CHECK(ioband_parse_stats(
+		STATS_DOMAIN_LINE "\n"
+		STATS_GROUP("-1", "100", "10", "80", "0", "0", "10000000") "\n"
+		STATS_GROUP("77", "50", "5", "40", "5", "40", "0") "\n"
+		STATS_GROUP("5012", "300", "50", "400", "10", "80", "60000000"),
+		&cur) == 0);
+	if (failed)
+		return;
+	ioband_stats_rates(&prev, &cur, 1000000000ULL, r);
+	/* The default group did nothing: no wait to average. */
+	CHECK(r[0].ios == 0 && !r[0].has_wait && r[0].has_share);
+	CHECK(near(r[0].share, 0) && near(r[0].iops, 0));
+	/* Group 77 is new: counted from 0, matched by id not position. */
+	CHECK(r[1].ios == 10 && near(r[1].iops, 10));
+	CHECK(r[2].ios == 30 && r[2].sectors == 240);
+	CHECK(near(r[2].wait_mean_ns, 1000000));
+	CHECK(near(r[1].share, 0.25) && near(r[2].share, 0.75));
+	CHECK(r[2].delayed == 0);
+
+	/* A reset between the samples: the counters count from 0. */
+	cur.groups[2].reads = 3;
+	cur.groups[2].writes = 0;
+	cur.groups[2].read_sectors = 24;
+	cur.groups[2].write_sectors = 0;
+	ioband_stats_rates(&prev, &cur, 1000000000ULL, r);
+	CHECK(r[2].ios == 3 && r[2].sectors == 24);
+
+	/* No IO at all: no share. */
+	ioband_stats_rates(&cur, &cur, 1000000000ULL, r);
+	CHECK(!r[0].has_share && !r[1].has_share && !r[2].has_share);
+	ioband_stats_free(&prev);
+	ioband_stats_free(&cur);
+}
+
+/*
+ * The stat report
+ */
+
+static char *render_example(struct stat_report *rep, int has_sched)
+{
+	struct ioband_rates r[2];
+	struct ioband_stats st;
+	struct stat_row rows[2];
+	char *out = NULL;
+	size_t i;
+
+	if (ioband_parse_stats(stats_example, &st))
+		return NULL;
+	ioband_stats_rates(NULL, &st, has_sched ? 1000000000ULL : 0, r);
+	CHECK(stat_report_init(rep) == 0);
+	for (i = 0; i < 2; i++) {
+		rows[i].device = "dev \"1\"";
+		rows[i].group = i ? "a/b\\c" : NULL;
+		rows[i].g = &st.groups[i];
+		rows[i].rates = &r[i];
+		rows[i].has_sched = has_sched;
+		CHECK(stat_report_add(rep, &rows[i]) == 0);
+	}
+	CHECK(scols_print_table_to_string(rep->tb, &out) == 0);
+	stat_report_free(rep);
+	ioband_stats_free(&st);
+	return out;
+}
+
+static void check_json(const char *out)
+{
+	size_t at = 0;
+
+	if (!out || !json_valid(out, &at)) {
+		fprintf(stderr, "    invalid JSON at %zu:\n%s\n", at, out ? out : "");
+		failed = 1;
+	}
+}
+
+static void test_report_json(void)
+{
+	struct stat_report rep = { .opts = { .json = 1 } };
+	const char *bad, *list = "NAME,GROUP,ID,WEIGHT,SHARE,IOPS,MB/s,READS,"
+		"WRITES,READ-BYTES,WRITE-BYTES,DELAYED,DELAYED-READS,"
+		"DELAYED-WRITES,QUEUED,INFLIGHT,WAIT,WAIT-MAX,SERVICE";
+	size_t len;
+	char *out;
+
+	CHECK(stat_report_columns(&rep, list, &bad, &len) == 0);
+	CHECK(rep.ncolumns == NR_COLUMNS);
+	out = render_example(&rep, 1);
+	check_json(out);
+	CHECK(out && strstr(out, "\"group\": \"a/b\\\\c\""));
+	CHECK(out && strstr(out, "\"name\": \"dev \\\"1\\\"\""));
+	CHECK(out && strstr(out, "\"group\": \"<default>\""));
+	CHECK(out && strstr(out, "\"id\": -1,"));
+	CHECK(out && strstr(out, "\"share\": 75.0,"));
+	CHECK(out && strstr(out, "\"iops\": 30.0,"));
+	CHECK(out && strstr(out, "\"mb/s\": 0.12,"));
+	CHECK(out && strstr(out, "\"read-bytes\": 122880,"));
+	CHECK(out && strstr(out, "\"wait\": 1.00,"));
+	CHECK(out && strstr(out, "\"wait-max\": 9.00,"));
+	free(out);
+
+	/* From a status line: no rates, no queue: null, still valid. */
+	out = render_example(&rep, 0);
+	check_json(out);
+	CHECK(out && strstr(out, "\"iops\": null,"));
+	CHECK(out && strstr(out, "\"queued\": null,"));
+	CHECK(out && strstr(out, "\"share\": 75.0,"));
+	free(out);
+}
+
+static void test_report_human(void)
+{
+	struct stat_report rep = {
+		.columns = { COL_GROUP, COL_SHARE, COL_IOPS, COL_RBYTES, COL_WAIT },
+		.ncolumns = 5,
+		.opts = { .raw = 1, .noheadings = 1 },
+	};
+	const char *bad = NULL;
+	size_t len = 0;
+	char *out;
+
+	out = render_example(&rep, 0);
+	CHECK_STR(out, "<default> 25.0% - 40K -\na/b\\x5cc 75.0% - 120K -");
+	free(out);
+	out = render_example(&rep, 1);
+	CHECK_STR(out, "<default> 25.0% 10.0 40K 1.00\na/b\\x5cc 75.0% 30.0 120K 1.00");
+	free(out);
+
+	CHECK(stat_report_columns(&rep, "+name", &bad, &len) == 0);
+	CHECK(rep.ncolumns == 6 && rep.columns[5] == COL_NAME);
+	CHECK(stat_report_columns(&rep, "group,nope,weight", &bad, &len) == -EINVAL);
+	CHECK(bad && len == 4 && !strncmp(bad, "nope", 4));
+	CHECK(rep.ncolumns == 6);	/* untouched */
+}
+
+static void test_sort_throughput(void)
+{
+	struct ioband_rates r[3] = {
+		{ .bytes_per_sec = 10, .ios = 1 },
+		{ .bytes_per_sec = 30, .ios = 1 },
+		{ .bytes_per_sec = 10, .ios = 5, .sectors = 1 },
+	};
+	struct stat_row rows[3] = {
+		{ .device = "a", .rates = &r[0] },
+		{ .device = "b", .rates = &r[1] },
+		{ .device = "c", .rates = &r[2] },
+	};
+
+	qsort(rows, 3, sizeof(*rows), stat_row_cmp_throughput);
+	CHECK_STR(rows[0].device, "b");
+	CHECK_STR(rows[1].device, "c");
+	CHECK_STR(rows[2].device, "a");
+}
+
+static void test_json_check(void)
+{
+	static const char *const good[] = {
+		"{}", "[]", " {\"a\": [1, -2.5e+3, true, false, null, \"x\\u00e9\\n\"]} ",
+		"0", "\"\"", "{\"a\":{\"b\":[{}]}}",
+	};
+	static const char *const bad[] = {
+		"", "{", "{\"a\"}", "{\"a\":1,}", "[1,]", "[01]", "1.", "-", "\"\x01\"",
+		"\"\\x\"", "{a:1}", "[1] [2]", "nul", "\"abc", "[1,,2]", "+1",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(*good); i++)
+		CHECK(json_valid(good[i], NULL));
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		if (json_valid(bad[i], NULL)) {
+			fprintf(stderr, "    accepted: \"%s\"\n", bad[i]);
+			failed = 1;
+		}
+}
+
+/*
+ * Group keys
+ */
+
+static void test_group_keys(void)
+{
+	uint64_t id = 0;
+	char *name;
+
+	CHECK(group_key_to_id("uid", "1000", NULL, &id) == 0 && id == 1000);
+	CHECK(group_key_to_id("user", "0", NULL, &id) == 0 && id == 0);
+	CHECK(group_key_to_id("gid", "42", NULL, &id) == 0 && id == 42);
+	CHECK(group_key_to_id("pid", "4194304", NULL, &id) == 0 && id == 4194304);
+	CHECK(group_key_to_id("pgrp", "1", NULL, &id) == 0 && id == 1);
+	CHECK(group_key_to_id("pid", "x", NULL, &id) == -EINVAL);
+	CHECK(group_key_to_id("pid", "-1", NULL, &id) == -EINVAL);
+	CHECK(group_key_to_id("pid", "99999999999", NULL, &id) == -EINVAL);
+	CHECK(group_key_to_id("uid", "no-such-user-iobandctl", NULL, &id) == -ENOENT);
+	CHECK(group_key_to_id("gid", "no-such-group-iobandctl", NULL, &id) == -ENOENT);
+	CHECK(group_key_to_id("none", "1", NULL, &id) == -EINVAL);
+	CHECK(group_key_to_id("cgroup", "a/b", root, &id) == 0 && id == ino_of("a/b"));
+	CHECK(group_key_to_id("cgroup", "nope", root, &id) == -ENOENT);
+
+	name = group_id_to_name("pid", 123);
+	CHECK_STR(name, "123");
+	free(name);
+	name = group_id_to_name("uid", 4000000000u);	/* nobody's, surely */
+	CHECK_STR(name, "4000000000");
+	free(name);
+}
+
 /*
  * cgroups
  */
@@ -678,6 +1107,18 @@ static const struct {
 	TEST(test_parse_status_many_groups),
 	TEST(test_parse_status_malformed),
 	TEST(test_parse_status_every_prefix),
+	TEST(test_parse_stats_example),
+	TEST(test_parse_stats_forward_compatible),
+	TEST(test_parse_stats_malformed),
+	TEST(test_parse_stats_every_prefix),
+	TEST(test_stats_from_status),
+	TEST(test_rates_since_start),
+	TEST(test_rates_interval),
+	TEST(test_json_check),
+	TEST(test_report_json),
+	TEST(test_report_human),
+	TEST(test_sort_throughput),
+	TEST(test_group_keys),
 	TEST(test_find_mount),
 	TEST(test_path_to_id),
 	TEST(test_ids_to_paths),

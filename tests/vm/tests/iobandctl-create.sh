@@ -45,7 +45,7 @@ iobandctl create cr "$dev" --domain shared1 --policy weight-iosize \
 	--group cr-a=300 --group cr-b/leaf=20 --default-weight 50
 iobandctl create cr-uid "$dev" --domain shared1 --policy weight-iosize \
 	--type uid --group root=10
-[ -b /dev/mapper/cr ] && [ -b /dev/mapper/cr-uid ] || fail "no /dev/mapper nodes"
+for n in cr cr-uid; do [ -b "/dev/mapper/$n" ] || fail "no /dev/mapper/$n"; done
 assert_eq "$(dmsetup table cr)" \
 	"0 $size ioband $mm shared1 0 0 cgroup weight-iosize 0 :50 $a:300 $leaf:20" \
 	"table of cr"

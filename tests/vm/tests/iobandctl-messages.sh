@@ -15,9 +15,9 @@ b=$(cg_id msg-b)
 iobandctl create msg "$dev" --group msg-a=200
 tbl() { dmsetup table msg; }
 
-# IO in the background all along: a suspend would stall it.
+# IO in the background all along: each change applies to a running device.
 cg_run msg-a fio --thread --name=bg --filename=/dev/mapper/msg --direct=1 --rw=randread \
-	--bs=4k --size=32M --time_based --runtime=30 --output=/dev/null &
+	--bs=4k --size=32M --time_based --runtime=5 --output=/dev/null &
 fio_pid=$!
 
 iobandctl attach msg msg-b 300
@@ -39,8 +39,7 @@ assert_eq "$(tbl)" "0 $size ioband $mm msg 8 64 cgroup weight-iosize 4096 :70 $a
 kill -0 "$fio_pid" || fail "background IO ended early"
 dmsetup info msg | grep -q "State: *ACTIVE" || fail "msg is not active"
 
-kill "$fio_pid"
-wait "$fio_pid" || true
+wait "$fio_pid" || fail "background IO failed"
 reads=$(iobandctl stat --raw --noheadings -o group,reads msg | awk '$1 == "msg-a" {print $2}')
 assert_ge "$reads" 1 "msg-a reads before reset"
 iobandctl reset msg
