@@ -3,6 +3,7 @@
 #   make            build dm-ioband.ko (against KDIR) and iobandctl
 #   make check      every test: unit tests, then guest tests on 6.1 and 6.12
 #   make demo       boot a guest and share a device 200:100 between cgroups
+#   make bench-fairness   shares, throughput and latency vs dm-linear, in a guest
 #
 # KDIR defaults to the running kernel's build tree, else the Debian 6.1
 # headers that scripts/fetch-kernels caches in ~/.cache/dm-ioband
@@ -32,9 +33,13 @@ demo: deps
 	$(MAKE) -C tools
 	tests/vm/run --kernel $(DEMO_KERNEL) --verbose tests/vm/demo.sh
 
+bench-fairness: deps
+	scripts/fetch-kernels
+	bench/run-fairness --kernel both
+
 clean:
 	-$(MAKE) -C dm-ioband clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit/core clean
 
-.PHONY: all module tools deps kernels check demo clean
+.PHONY: all module tools deps kernels check demo bench-fairness clean
