@@ -27,6 +27,7 @@
 #include <linux/blkdev.h>
 #include <linux/cgroup.h>
 #include <linux/cred.h>
+#include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -72,7 +73,40 @@ static const struct {
 static const char * const ioband_policy_names[] = {
 	[IOBAND_POLICY_WEIGHT] = "weight",
 	[IOBAND_POLICY_WEIGHT_IOSIZE] = "weight-iosize",
+	[IOBAND_POLICY_RANGE_BW] = "range-bw",
+	[IOBAND_POLICY_WEIGHT_RANGE] = "weight-range",
 };
+
+/*
+ * What a group argument of the table carries under each policy, after
+ * "<id>:" (or ":" for the default group).
+ */
+enum ioband_spec {
+	IOBAND_SPEC_WEIGHT,		/* <weight> */
+	IOBAND_SPEC_RANGE,		/* <min>:<max> */
+	IOBAND_SPEC_WEIGHT_RANGE,	/* <weight>:<min>:<max> */
+};
+
+static const struct {
+	unsigned int nr_values;
+	const char *grammar;
+} ioband_specs[] = {
+	[IOBAND_SPEC_WEIGHT] = { 1, "<id>:<weight> or :<weight>" },
+	[IOBAND_SPEC_RANGE] = { 2, "<id>:<min>:<max> or :<min>:<max>" },
+	[IOBAND_SPEC_WEIGHT_RANGE] = { 3, "<id>:<weight>:<min>:<max> or :<weight>:<min>:<max>" },
+};
+
+static enum ioband_spec ioband_policy_spec(enum ioband_policy policy)
+{
+	switch (policy) {
+	case IOBAND_POLICY_RANGE_BW:
+		return IOBAND_SPEC_RANGE;
+	case IOBAND_POLICY_WEIGHT_RANGE:
+		return IOBAND_SPEC_WEIGHT_RANGE;
+	default:
+		return IOBAND_SPEC_WEIGHT;
+	}
+}
 
 /* The targets that share one ioband_device_id. */
 struct ioband_domain {
@@ -90,6 +124,8 @@ struct ioband_domain {
 
 	struct workqueue_struct *wq;
 	struct work_struct dispatch_work;
+	/* Wakes the worker when a group held back by its max may go. */
+	struct hrtimer limit_timer;
 };
 
 static LIST_HEAD(ioband_domains);
@@ -104,6 +140,7 @@ struct ioband_c {
 	/* Under domain->lock. */
 	struct ioband_group_set groups;
 	struct ioband_group **buckets;
+	u64 stats_start_ns;		/* counters started or were reset */
 };
 
 /*
@@ -290,6 +327,22 @@ static void ioband_kick(struct ioband_domain *domain)
 	queue_work(domain->wq, &domain->dispatch_work);
 }
 
+/*
+ * Under the range policies a group over its max waits even with room
+ * below: wake the worker when the earliest such group may go. Called
+ * whenever the dispatch loop will not run otherwise.
+ */
+static void __ioband_arm_limit_timer(struct ioband_domain *domain)
+{
+	u64 next_event_ns;
+
+	lockdep_assert_held(&domain->lock);
+	next_event_ns = ioband_sched_next_event_ns(&domain->sched);
+	if (next_event_ns)
+		hrtimer_start(&domain->limit_timer, ns_to_ktime(next_event_ns),
+			      HRTIMER_MODE_ABS);
+}
+
 /* Sends down the bios the scheduler picks, while it picks any. */
 static void ioband_dispatch_work(struct work_struct *work)
 {
@@ -307,7 +360,7 @@ static void ioband_dispatch_work(struct work_struct *work)
 	for (;;) {
 		now_ns = ktime_get_ns();
 		spin_lock_irqsave(&domain->lock, flags);
-		item = ioband_sched_next(&domain->sched, &entity);
+		item = ioband_sched_next(&domain->sched, &entity, now_ns);
 		if (item) {
 			ib = container_of(item, struct ioband_bio, item);
 			group = ioband_entity_group(entity);
@@ -321,6 +374,19 @@ static void ioband_dispatch_work(struct work_struct *work)
 				    NULL);
 	}
 	blk_finish_plug(&plug);
+
+	spin_lock_irqsave(&domain->lock, flags);
+	__ioband_arm_limit_timer(domain);
+	spin_unlock_irqrestore(&domain->lock, flags);
+}
+
+static enum hrtimer_restart ioband_limit_timer_fn(struct hrtimer *timer)
+{
+	struct ioband_domain *domain = container_of(timer, struct ioband_domain,
+						    limit_timer);
+
+	ioband_kick(domain);
+	return HRTIMER_NORESTART;
 }
 
 /* ---- Domains ---- */
@@ -366,6 +432,8 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	spin_lock_init(&domain->lock);
 	ioband_sched_init(&domain->sched, params);
 	INIT_WORK(&domain->dispatch_work, ioband_dispatch_work);
+	hrtimer_init(&domain->limit_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	domain->limit_timer.function = ioband_limit_timer_fn;
 	list_add(&domain->list, &ioband_domains);
 out:
 	mutex_unlock(&ioband_domains_lock);
@@ -381,6 +449,11 @@ static void ioband_put_domain(struct ioband_domain *domain)
 	}
 	list_del(&domain->list);
 	mutex_unlock(&ioband_domains_lock);
+	/* The worker may arm the timer, and the timer queue the worker. */
+	do {
+		hrtimer_cancel(&domain->limit_timer);
+		flush_workqueue(domain->wq);
+	} while (hrtimer_active(&domain->limit_timer));
 	destroy_workqueue(domain->wq);
 	kfree(domain);
 }
@@ -449,30 +522,65 @@ static void __ioband_detach(struct ioband_c *ic, struct ioband_group *group)
 }
 
 /*
- * Parses the policy's group arguments: ":<default weight>" at most once
- * and "<id>:<weight>" for each attached group.
+ * Gives @entity the weight and range that @values, a group argument's
+ * numbers under @spec, say. Returns false, changing nothing, when one is
+ * out of range.
  */
-static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as)
+static bool __ioband_apply_spec(struct ioband_sched *sched,
+				struct ioband_sched_entity *entity,
+				enum ioband_spec spec, const u64 *values)
+{
+	u64 weight = entity->weight, min_kbps, max_kbps;
+
+	if (spec == IOBAND_SPEC_WEIGHT)
+		return ioband_sched_set_weight(sched, entity, values[0]);
+	if (spec == IOBAND_SPEC_WEIGHT_RANGE)
+		weight = *values++;
+	min_kbps = values[0];
+	max_kbps = values[1];
+	if (!ioband_weight_valid(weight) || min_kbps > U32_MAX ||
+	    max_kbps > U32_MAX ||
+	    !ioband_sched_set_range(sched, entity, min_kbps, max_kbps))
+		return false;
+	return ioband_sched_set_weight(sched, entity, weight);
+}
+
+static int ioband_group_arg_error(struct dm_target *ti, const char *arg,
+				  enum ioband_spec spec)
+{
+	DMERR("group '%s': want %s, weight %u..%u, 0 <= min <= max or max 0 (KB/s)",
+	      arg, ioband_specs[spec].grammar, IOBAND_MIN_WEIGHT,
+	      IOBAND_MAX_WEIGHT);
+	ti->error = "group: malformed or out of range; the kernel log has the grammar";
+	return -EINVAL;
+}
+
+/*
+ * Parses the policy's group arguments: the default group's (":<spec>") at
+ * most once and "<id>:<spec>" for each attached group.
+ */
+static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as,
+			       enum ioband_spec spec)
 {
 	struct ioband_c *ic = ti->private;
 	struct ioband_sched *sched = &ic->domain->sched;
-	bool default_seen = false, is_default;
+	u64 values[IOBAND_MAX_SPEC_VALUES];
+	bool default_seen = false, is_default, valid;
+	struct ioband_group *group;
 	unsigned int nr_groups = 0;
 	unsigned int hash_bits, i;
 	unsigned long flags;
 	const char *arg;
-	u32 weight;
 	u64 id = 0;
 	int ret;
 
 	for (i = 0; i < as->argc; i++)
 		nr_groups += as->argv[i][0] != ':';
 	if (nr_groups && ioband_type(ic) == IOBAND_TYPE_NONE) {
-		ti->error = "group: group_type none takes no <id>:<weight> groups";
+		ti->error = "group: group_type none takes no <id>:... groups";
 		return -EINVAL;
 	}
 
-	/* Room for live attaches: chains stay short up to 4x the table's. */
 	hash_bits = ioband_hash_bits_for(nr_groups);
 	ic->buckets = kvcalloc(1U << hash_bits, sizeof(*ic->buckets), GFP_KERNEL);
 	if (!ic->buckets) {
@@ -486,37 +594,34 @@ static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as)
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
 
 	while ((arg = dm_shift_arg(as))) {
-		if (ioband_parse_group_weight(arg, false, &id, &weight,
-					      &is_default)) {
-			DMERR("group '%s': want <id>:<weight> or :<weight>, weight %u..%u",
-			      arg, IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
-			ti->error = "group: want <id>:<weight> or :<weight> with weight 1..32767";
+		if (ioband_parse_group_spec(arg, 0, ioband_specs[spec].nr_values,
+					    &id, &is_default, values))
+			return ioband_group_arg_error(ti, arg, spec);
+		if (is_default && default_seen) {
+			ti->error = "group: the default group's :... is given twice";
 			return -EINVAL;
 		}
-		if (is_default) {
-			if (default_seen) {
-				ti->error = "group: the default weight :<weight> is given twice";
+		default_seen |= is_default;
+		if (!is_default) {
+			ret = ioband_attach(ic, id, IOBAND_DEFAULT_WEIGHT);
+			if (ret == -EEXIST) {
+				DMERR("group '%s': id %llu is given twice", arg, id);
+				ti->error = "group: the same <id> is given twice";
 				return -EINVAL;
 			}
-			default_seen = true;
-			spin_lock_irqsave(&ic->domain->lock, flags);
-			ioband_sched_set_weight(sched,
-						&ic->groups.default_group.entity,
-						weight);
-			spin_unlock_irqrestore(&ic->domain->lock, flags);
-			continue;
+			if (ret) {
+				ti->error = "Cannot allocate a group";
+				return ret;
+			}
 		}
 
-		ret = ioband_attach(ic, id, weight);
-		if (ret == -EEXIST) {
-			DMERR("group '%s': id %llu is given twice", arg, id);
-			ti->error = "group: the same <id> is given twice";
-			return -EINVAL;
-		}
-		if (ret) {
-			ti->error = "Cannot allocate a group";
-			return ret;
-		}
+		spin_lock_irqsave(&ic->domain->lock, flags);
+		group = is_default ? &ic->groups.default_group :
+				     ioband_group_find(&ic->groups, id);
+		valid = __ioband_apply_spec(sched, &group->entity, spec, values);
+		spin_unlock_irqrestore(&ic->domain->lock, flags);
+		if (!valid)
+			return ioband_group_arg_error(ti, arg, spec);
 	}
 	return 0;
 }
@@ -551,11 +656,13 @@ static void ioband_dtr(struct dm_target *ti)
  * Construct an ioband mapping:
  *
  *   <device> <ioband_device_id> <io_throttle> <io_limit> <group_type>
- *   <policy> <token_base> [:<default weight>] [<id>:<weight>]...
+ *   <policy> <token_base> [:<default group>] [<id>:<group>]...
  *
  * group_type: none | cgroup | uid | user | gid | pid | pgrp; for cgroup
  * the ids are cgroup v2 ids (the inode numbers of the cgroup directories).
- * policy: weight | weight-iosize. io_throttle, io_limit and token_base: 0
+ * policy: weight | weight-iosize (groups <id>:<weight>) | range-bw
+ * (<id>:<min>:<max>, KB/s) | weight-range (<id>:<weight>:<min>:<max>).
+ * io_throttle, io_limit and token_base: 0
  * means the default; an io_limit below io_throttle is raised to it, as
  * dm-ioband did. The default weight is 100. The domain's knobs (policy,
  * token_base, io_throttle, io_limit) are the latest loaded table's.
@@ -586,6 +693,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	ti->private = ic;
+	ic->stats_start_ns = ktime_get_ns();
 
 	device = dm_shift_arg(&as);
 	domain_id = dm_shift_arg(&as);
@@ -611,7 +719,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 
 	ret = ioband_parse_policy(dm_shift_arg(&as));
 	if (ret < 0) {
-		ti->error = "policy: unknown, want weight or weight-iosize";
+		ti->error = "policy: unknown, want weight, weight-iosize, range-bw or weight-range";
 		goto bad;
 	}
 	ioband_sched_params_default(&params, ret);
@@ -633,7 +741,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
-	ret = ioband_parse_groups(ti, &as);
+	ret = ioband_parse_groups(ti, &as, ioband_policy_spec(params.policy));
 	if (ret)
 		goto bad;
 
@@ -695,7 +803,8 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	spin_lock_irqsave(&domain->lock, flags);
 	group = __ioband_classify(ti, bio);
 	ioband_group_account(group, dir, bio_sectors(bio));
-	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item);
+	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item,
+				  now_ns);
 	if (now) {
 		__ioband_start(ib, group, now_ns);
 	} else {
@@ -703,6 +812,8 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		ib->time_ns = now_ns;
 	}
 	kick = !now && ioband_sched_has_work(&domain->sched);
+	if (!now && !kick)
+		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	rcu_read_unlock();
 
@@ -731,6 +842,8 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	if (!--group->in_flight && group->detached)
 		gone = group;
 	kick = ioband_sched_complete(&domain->sched, &ib->item);
+	if (!kick)
+		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	kfree(gone);
 	if (kick)
@@ -797,6 +910,23 @@ static void ioband_emit_group(const struct ioband_group *group, bool is_default,
 	*psz = sz;
 }
 
+/* A group argument of the table, as the policy's @spec spells it. */
+static void ioband_emit_spec(const struct ioband_group *group, bool is_default,
+			     enum ioband_spec spec, char *result,
+			     unsigned int maxlen, size_t *psz)
+{
+	const struct ioband_sched_entity *e = &group->entity;
+	size_t sz = *psz;
+
+	if (!is_default)
+		DMEMIT("%llu", group->id);
+	if (spec != IOBAND_SPEC_RANGE)
+		DMEMIT(":%u", e->weight);
+	if (spec != IOBAND_SPEC_WEIGHT)
+		DMEMIT(":%u:%u", e->min_kbps, e->max_kbps);
+	*psz = sz;
+}
+
 static void ioband_status(struct dm_target *ti, status_type_t type,
 			  unsigned int status_flags, char *result,
 			  unsigned int maxlen)
@@ -819,13 +949,19 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 		break;
 
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s %s %u %u %s %s %u :%u", ic->dev->name, domain->id,
+		DMEMIT("%s %s %u %u %s %s %u ", ic->dev->name, domain->id,
 		       params->io_throttle, params->io_limit,
 		       ioband_group_types[ic->type_index].name,
-		       ioband_policy_names[params->policy], params->token_base,
-		       ic->groups.default_group.entity.weight);
-		for (group = ic->groups.first; group; group = group->next)
-			DMEMIT(" %llu:%u", group->id, group->entity.weight);
+		       ioband_policy_names[params->policy], params->token_base);
+		ioband_emit_spec(&ic->groups.default_group, true,
+				 ioband_policy_spec(params->policy), result,
+				 maxlen, &sz);
+		for (group = ic->groups.first; group; group = group->next) {
+			DMEMIT(" ");
+			ioband_emit_spec(group, false,
+					 ioband_policy_spec(params->policy),
+					 result, maxlen, &sz);
+		}
 		break;
 
 	case STATUSTYPE_IMA:
@@ -858,9 +994,10 @@ static void ioband_emit_group_stats(const struct ioband_group *group,
 	DMEMIT(" delayed_reads=%llu delayed_writes=%llu queued=%u in_flight=%u",
 	       st->delayed[IOBAND_READ], st->delayed[IOBAND_WRITE],
 	       group->entity.nr_queued, group->in_flight);
-	DMEMIT(" wait_ns=%llu wait_max_ns=%llu service_ns=%llu finish_tag=%llu",
+	DMEMIT(" wait_ns=%llu wait_max_ns=%llu service_ns=%llu finish_tag=%llu min_kbps=%u max_kbps=%u",
 	       st->wait_ns, st->wait_max_ns, st->service_ns,
-	       group->entity.finish);
+	       group->entity.finish, group->entity.min_kbps,
+	       group->entity.max_kbps);
 	*psz = sz;
 }
 
@@ -872,11 +1009,11 @@ static void __ioband_emit_stats(struct ioband_c *ic, char *result,
 	const struct ioband_group *group;
 	size_t sz = 0;
 
-	DMEMIT("domain=%s policy=%s token_base=%u io_throttle=%u io_limit=%u carryover=%u in_flight=%u queued=%u vtime=%llu",
+	DMEMIT("domain=%s policy=%s token_base=%u io_throttle=%u io_limit=%u carryover=%u in_flight=%u queued=%u vtime=%llu elapsed_ns=%llu",
 	       ic->domain->id, ioband_policy_names[sched->params.policy],
 	       sched->token_base, sched->io_throttle, sched->io_limit,
 	       sched->params.carryover, sched->in_flight, sched->nr_queued,
-	       sched->vtime);
+	       sched->vtime, ktime_get_ns() - ic->stats_start_ns);
 	ioband_emit_group_stats(&ic->groups.default_group, true, result,
 				maxlen, &sz);
 	for (group = ic->groups.first; group; group = group->next)
@@ -891,6 +1028,7 @@ static void __ioband_reset_stats(struct ioband_c *ic)
 	ic->groups.default_group.stats = zero;
 	for (group = ic->groups.first; group; group = group->next)
 		group->stats = zero;
+	ic->stats_start_ns = ktime_get_ns();
 }
 
 /* Messages that change one of the domain's knobs: name, then setter. */
@@ -1013,12 +1151,50 @@ static int ioband_message_policy(struct ioband_c *ic, const char *arg)
 
 	policy = ioband_parse_policy(arg);
 	if (policy < 0) {
-		DMERR("policy '%s': unknown, want weight or weight-iosize", arg);
+		DMERR("policy '%s': unknown, want weight, weight-iosize, range-bw or weight-range",
+		      arg);
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&domain->lock, flags);
 	ioband_sched_set_policy(&domain->sched, policy);
 	spin_unlock_irqrestore(&domain->lock, flags);
+	ioband_kick(domain);	/* leaving a range policy frees capped groups */
+	return 0;
+}
+
+/* range-bw [<id>|-1]:<min>:<max>, in KB/s; the default group as -1. */
+static int ioband_message_range(struct ioband_c *ic, const char *arg)
+{
+	struct ioband_domain *domain = ic->domain;
+	u64 values[IOBAND_MAX_SPEC_VALUES];
+	struct ioband_group *group;
+	bool is_default, valid = false;
+	unsigned long flags;
+	u64 id = 0;
+
+	if (ioband_parse_group_spec(arg, IOBAND_SPEC_MINUS_ONE, 2, &id,
+				    &is_default, values)) {
+		DMERR("range-bw '%s': want <id>:<min>:<max> or -1:<min>:<max> (KB/s)",
+		      arg);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&domain->lock, flags);
+	group = is_default ? &ic->groups.default_group :
+			     ioband_group_find(&ic->groups, id);
+	if (group)
+		valid = __ioband_apply_spec(&domain->sched, &group->entity,
+					    IOBAND_SPEC_RANGE, values);
+	spin_unlock_irqrestore(&domain->lock, flags);
+	if (!group) {
+		DMERR("range-bw %s: group %llu is not attached", arg, id);
+		return -EINVAL;
+	}
+	if (!valid) {
+		DMERR("range-bw %s: want 0 <= min <= max, or max 0 for no limit",
+		      arg);
+		return -EINVAL;
+	}
+	ioband_kick(domain);
 	return 0;
 }
 
@@ -1047,8 +1223,8 @@ static int ioband_message_type(struct ioband_c *ic, const char *arg)
 /*
  * Messages, all applied live:
  *   attach <id>[:<weight>]   detach <id>   weight [<id>:]<weight>
- *   token <n>   carryover <n>   io_limit <n>   io_throttle <n>
- *   policy <name>   type <name>   reset   stats
+ *   range-bw <id>:<min>:<max>   token <n>   carryover <n>   io_limit <n>
+ *   io_throttle <n>   policy <name>   type <name>   reset   stats
  */
 static int ioband_message(struct dm_target *ti, unsigned int argc,
 			  char **argv, char *result, unsigned int maxlen)
@@ -1070,7 +1246,7 @@ static int ioband_message(struct dm_target *ti, unsigned int argc,
 		return 0;
 	}
 	if (argc != 2) {
-		DMERR("message '%s' with %u arguments: want attach, detach, weight, token, carryover, io_limit, io_throttle, policy or type with one argument, or reset or stats alone",
+		DMERR("message '%s' with %u arguments: want attach, detach, weight, range-bw, token, carryover, io_limit, io_throttle, policy or type with one argument, or reset or stats alone",
 		      argc ? argv[0] : "", argc ? argc - 1 : 0);
 		return -EINVAL;
 	}
@@ -1083,6 +1259,8 @@ static int ioband_message(struct dm_target *ti, unsigned int argc,
 		return ioband_message_weight(ic, argv[1]);
 	if (!strcasecmp(argv[0], "policy"))
 		return ioband_message_policy(ic, argv[1]);
+	if (!strcasecmp(argv[0], "range-bw"))
+		return ioband_message_range(ic, argv[1]);
 	if (!strcasecmp(argv[0], "type"))
 		return ioband_message_type(ic, argv[1]);
 	for (i = 0; i < ARRAY_SIZE(ioband_knob_messages); i++)

@@ -181,29 +181,58 @@ int ioband_parse_u64(const char *text, u64 *value)
 	return 0;
 }
 
+int ioband_parse_group_spec(const char *text, unsigned int flags,
+			    unsigned int nr_values, u64 *id, bool *is_default,
+			    u64 *values)
+{
+	const char *p = text;
+	u64 parsed_id = 0, parsed[IOBAND_MAX_SPEC_VALUES];
+	bool dflt;
+	unsigned int i;
+
+	if (nr_values < 1 || nr_values > IOBAND_MAX_SPEC_VALUES)
+		return -1;
+	dflt = *p == ':';
+	if ((flags & IOBAND_SPEC_MINUS_ONE) && p[0] == '-' && p[1] == '1' &&
+	    p[2] == ':') {
+		dflt = true;
+		p += 2;
+	}
+	if (!dflt && ioband_parse_u64_prefix(&p, &parsed_id))
+		return -1;
+
+	if ((flags & IOBAND_SPEC_BARE) && !dflt && *p == '\0' &&
+	    nr_values == 1) {
+		dflt = true;
+		parsed[0] = parsed_id;
+	} else {
+		for (i = 0; i < nr_values; i++)
+			if (*p++ != ':' || ioband_parse_u64_prefix(&p, &parsed[i]))
+				return -1;
+		if (*p != '\0')
+			return -1;
+	}
+
+	*is_default = dflt;
+	if (!dflt)
+		*id = parsed_id;
+	for (i = 0; i < nr_values; i++)
+		values[i] = parsed[i];
+	return 0;
+}
+
 int ioband_parse_group_weight(const char *text, bool bare_weight, u64 *id,
 			      u32 *weight, bool *is_default)
 {
-	const char *p = text;
-	u64 parsed_id = 0, parsed_weight;
+	u64 parsed_id = *id, value;
+	bool dflt;
 
-	*is_default = *p == ':';
-	if (!*is_default && ioband_parse_u64_prefix(&p, &parsed_id))
+	if (ioband_parse_group_spec(text, bare_weight ? IOBAND_SPEC_BARE : 0,
+				    1, &parsed_id, &dflt, &value) ||
+	    !ioband_weight_valid(value))
 		return -1;
-	if (bare_weight && !*is_default && *p == '\0') {
-		*is_default = true;
-		parsed_weight = parsed_id;
-	} else {
-		if (*p++ != ':')
-			return -1;
-		if (ioband_parse_u64_prefix(&p, &parsed_weight) || *p != '\0')
-			return -1;
-	}
-	if (!ioband_weight_valid(parsed_weight))
-		return -1;
-
-	if (!*is_default)
-		*id = parsed_id;
-	*weight = (u32)parsed_weight;
+	*id = parsed_id;
+	*is_default = dflt;
+	*weight = (u32)value;
 	return 0;
 }

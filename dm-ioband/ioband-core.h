@@ -95,6 +95,21 @@ bool ioband_weight_valid(unsigned long long weight);
 int ioband_parse_group_weight(const char *text, bool bare_weight, u64 *id,
 			      u32 *weight, bool *is_default);
 
+/* Flags of ioband_parse_group_spec(). */
+#define IOBAND_SPEC_BARE	0x1	/* "<v>" alone is the default group's */
+#define IOBAND_SPEC_MINUS_ONE	0x2	/* "-1:..." is the default group's */
+#define IOBAND_MAX_SPEC_VALUES	3
+
+/*
+ * Parses a group argument "<id>:<v1>[:<v2>[:<v3>]]" with exactly
+ * @nr_values values, or the default group's ":<v1>..." (with @id left
+ * untouched and *@is_default set). The values are not range-checked.
+ * Returns 0, or -1 when the text is malformed.
+ */
+int ioband_parse_group_spec(const char *text, unsigned int flags,
+			    unsigned int nr_values, u64 *id, bool *is_default,
+			    u64 *values);
+
 /* Parses a whole decimal u64: 0, or -1 when malformed or too big. */
 int ioband_parse_u64(const char *text, u64 *value);
 

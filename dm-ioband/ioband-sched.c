@@ -164,7 +164,8 @@
  *
  * n counts backlogged groups only. Measured (tests/unit/sched): 7 tree
  * steps per dispatch on average with 10 groups, 17.5 with 10,000, at
- * most 32. Per bio, the caller embeds 16 bytes; per group, 88.
+ * most 32. Per bio, the caller embeds 16 bytes; per group, 224 (88
+ * before the range policies: section 12).
  *
  * 6. A worked example
  *
@@ -203,6 +204,134 @@
  * Every item that went down (by submit or next) is completed exactly
  * once. Presuspend turns on passthrough, which sends every held item
  * down regardless of io_limit and every new one at once, uncharged.
+ * submit and next take now_ns, monotonic nanoseconds (ktime_get_ns()):
+ * the weight policies ignore it, the range policies run on it, and the
+ * glue keeps one timer (section 13).
+ *
+ * 8. Range policies: reservation, limit and share tags
+ *
+ * `range-bw` gives each group a minimum and a maximum in KB/s (dm-ioband's
+ * meaning: at least min while it asks for it, never more than max, what
+ * is left shared equally); `weight-range` adds the weight: first each
+ * group's reservation, never above its limit, the capacity left split by
+ * weight. Both are mClock (Gulati, Merchant and Varman, OSDI 2010) as
+ * dmClock runs it, with the SFQ tag of sections 1 to 6 as the share tag,
+ * so that weights still need no model of the device's capacity. Cost is
+ * in sectors (an empty bio costs one, one bio at most 2^20), and
+ * 1 KB/s is 2 sectors per second. Each backlogged group has three tags:
+ *
+ *	R  reservation, in ns of real time: when its next item is due
+ *	   under its min. Advances by c * 10^9 / (2 min) per item served
+ *	   in the constraint phase, and only then.
+ *	L  limit, in ns: the group may be served from L on. Advances by
+ *	   c * 10^9 / (2 max) per item served in either phase.
+ *	S  share, in virtual time: SFQ's start tag, advanced by c * 2^32 / w
+ *	   per item served in the weight phase, and only then (range-bw
+ *	   uses w = 100 for every group: equal shares of what is left).
+ *
+ * The rates are precomputed when a range is set, as ns per sector
+ * << 12 (a 64-step division; the IO path multiplies and shifts), rounded
+ * down for R and up for L, so rounding never breaks a cap or a
+ * reservation by more than one part in 2^12 / (ns per sector), under
+ * 1 ppm for any rate below 500 MB/s.
+ *
+ * 9. Two phases, and the cap
+ *
+ * At each dispatch decision, at time now and with room below:
+ *
+ *  a. groups held back by their max whose L is due (L <= now) come back;
+ *  b. constraint phase: if the smallest R among groups with a
+ *     reservation is due (R <= now), that group goes, and R += c / r;
+ *  c. weight phase: otherwise the group with the smallest S among groups
+ *     not over their max goes, SFQ as in section 1; its R is left alone
+ *     (dmClock subtracts c / r from its R tags: the same thing), so
+ *     weight-phase service never eats into a reservation;
+ *  d. after either, L = max(L + c / l, now - B) with B =
+ *     IOBAND_RANGE_LIMIT_BURST_NS = 2 ms; a group with L > now leaves
+ *     both phases until then.
+ *
+ * Cap: a group is served only while L <= now, and every item moves L by
+ * c / l, from no earlier than now - B. Summing over the items it is
+ * served between t0 and t1 gives
+ *
+ *	sectors(t0, t1)  <=  max * (t1 - t0 + B) + 2 items
+ *
+ * (one item at each end of the window). B forgives lateness: a group
+ * whose L came due while every slot below was busy gets the time back,
+ * up to B, so a capped group holds its max (to 0.1% in the simulator)
+ * rather than losing the wait for a completion on every item; without
+ * it, a device that completes in batches served a 20% cap at 12.5%.
+ * Only limits leave the device idle: when every group holding items is
+ * over its max, next() returns NULL with room below, and
+ * ioband_sched_next_event_ns() gives the earliest L.
+ *
+ * 10. Why reservations are met, and what if they cannot be
+ *
+ * Groups with a due R go before anything else. While the device serves
+ * at least sum(min) and a group keeps items queued (and min <= max, which
+ * set_range enforces), its R is due at most one dispatch decision after
+ * real time reaches it, so over any interval T it is served at least
+ * min * T - one item - the wait for one free slot: its reservation. The
+ * rest of the capacity goes to the weight phase and splits by weight
+ * (range-bw: equally) among the groups under their max: reservation +
+ * share of the leftover, which is what weight-range promises.
+ *
+ * Over-subscribed (the device delivers C < sum(min)): the constraint
+ * phase takes every slot, always serving the smallest R. Every R then
+ * advances only by c / r_g per item, so the R tags stay within one item
+ * of each other and each group gets C * min_g / sum(min): reservations
+ * degrade proportionally, never by arrival order; groups without a
+ * reservation get nothing until the reservations fit again (mClock's
+ * choice: reservations first). The R tags fall behind real time; lest
+ * they fall behind without bound (and a group then catch up for as long
+ * as the overload lasted, starving the weight phase), whenever the
+ * smallest R is more than IOBAND_RANGE_MAX_LAG_NS = 100 ms behind now,
+ * every R moves forward by the excess. The rtree keys are R - r_shift,
+ * so this is one addition to r_shift, order kept: proportionality holds,
+ * and once the reservations fit again each group catches up at most
+ * 100 ms of its reservation (the simulator: 27 of 40 MB at most).
+ *
+ * 11. Idle and returning groups
+ *
+ * No credit in real time: a group that becomes backlogged, or comes back
+ * from over its max, takes R = max(R, floor), with floor = now, or the
+ * smallest R of the groups already waiting if that is behind now (so
+ * that in an overload a newcomer joins the others rather than waiting
+ * 100 ms behind them), and L as it stands (an idle group's L is in the
+ * past: it may go at once, with at most B of burst). A synchronous
+ * reader that empties its queue between IOs keeps R (still ahead of
+ * now) and its place; S returns as in section 3. A range change resets
+ * the group's R and L to the latest now; a policy switch between a
+ * weight and a range policy takes every backlogged group out of its
+ * trees and puts it back under the new policy, S kept.
+ *
+ * 12. Cost
+ *
+ * Three trees threaded through the entities: ptree by S (groups under
+ * their max), rtree by R - r_shift (those of them with a reservation),
+ * ltree by L (groups over their max). The weight policies use ptree
+ * alone and their path is unchanged (one comparison more per call). A
+ * range dispatch erases and inserts the group in ptree and rtree, or
+ * moves it to ltree: O(log n); a group coming back from ltree is one
+ * more erase and insert, paid once per time it went over. Measured
+ * (tests/unit/sched, half the groups reserved, a quarter capped): 8
+ * tree steps per dispatch with 10 groups, 36 with 10,000. No division
+ * on the IO path; set_range does two 64-step divisions. A policy switch
+ * between weight and range is O(n log n), once. Per group, 136 bytes
+ * more (224 in all).
+ *
+ * 13. The caller, for the range policies
+ *
+ * The glue arms one timer (an hrtimer on CLOCK_MONOTONIC, the clock of
+ * now_ns) at ioband_sched_next_event_ns() whenever that is not 0,
+ * after its dispatch loop and after a submit that held a bio without
+ * kicking the loop; re-arming moves it, since the value is always the
+ * earliest. When the timer fires it runs the dispatch loop. The value is
+ * 0 when nothing is held back by a max, and also while io_limit items
+ * are in flight: a completion comes first and reruns the loop, which
+ * re-arms. Reservation tags need no timer: a group with a due R is
+ * also in the weight phase's tree, so there is work whenever there is
+ * room.
  */
 #include "ioband-sched.h"
 
@@ -211,6 +340,10 @@
 
 /* Return credit is clamped so that live tags stay within 2^62. */
 #define IOBAND_MAX_CREDIT	(1ULL << 61)
+
+#define ioband_entity_of(ptr, member)					\
+	((struct ioband_sched_entity *)((char *)(ptr) -			\
+		__builtin_offsetof(struct ioband_sched_entity, member)))
 
 /* Wrap-safe: is tag @a before tag @b? Live tags are < 2^63 apart. */
 static inline bool ioband_vt_before(u64 a, u64 b)
@@ -256,252 +389,270 @@ static u32 ioband_clamp_weight(u32 weight)
 	return weight;
 }
 
-/* ---- The tree of backlogged entities (red-black, leftmost cached) ---- */
+static inline bool ioband_sched_range(const struct ioband_sched *sched)
+{
+	return ioband_policy_is_range(sched->params.policy);
+}
 
-static void ioband_rb_set_child(struct ioband_sched *sched,
-				struct ioband_sched_entity *parent,
-				struct ioband_sched_entity *old,
-				struct ioband_sched_entity *new)
+/* ---- Red-black trees of entities by tag (leftmost cached) ---- */
+
+static void ioband_rb_set_child(struct ioband_sched_tree *t,
+				struct ioband_sched_node *parent,
+				struct ioband_sched_node *old,
+				struct ioband_sched_node *new)
 {
 	if (!parent)
-		sched->root = new;
-	else if (parent->rb_left == old)
-		parent->rb_left = new;
+		t->root = new;
+	else if (parent->left == old)
+		parent->left = new;
 	else
-		parent->rb_right = new;
+		parent->right = new;
 }
 
 static void ioband_rb_rotate_left(struct ioband_sched *sched,
-				  struct ioband_sched_entity *x)
+				  struct ioband_sched_tree *t,
+				  struct ioband_sched_node *x)
 {
-	struct ioband_sched_entity *y = x->rb_right;
+	struct ioband_sched_node *y = x->right;
 
 	sched->stats.tree_steps++;
-	x->rb_right = y->rb_left;
-	if (y->rb_left)
-		y->rb_left->rb_parent = x;
-	y->rb_parent = x->rb_parent;
-	ioband_rb_set_child(sched, x->rb_parent, x, y);
-	y->rb_left = x;
-	x->rb_parent = y;
+	x->right = y->left;
+	if (y->left)
+		y->left->parent = x;
+	y->parent = x->parent;
+	ioband_rb_set_child(t, x->parent, x, y);
+	y->left = x;
+	x->parent = y;
 }
 
 static void ioband_rb_rotate_right(struct ioband_sched *sched,
-				   struct ioband_sched_entity *x)
+				   struct ioband_sched_tree *t,
+				   struct ioband_sched_node *x)
 {
-	struct ioband_sched_entity *y = x->rb_left;
+	struct ioband_sched_node *y = x->left;
 
 	sched->stats.tree_steps++;
-	x->rb_left = y->rb_right;
-	if (y->rb_right)
-		y->rb_right->rb_parent = x;
-	y->rb_parent = x->rb_parent;
-	ioband_rb_set_child(sched, x->rb_parent, x, y);
-	y->rb_right = x;
-	x->rb_parent = y;
+	x->left = y->right;
+	if (y->right)
+		y->right->parent = x;
+	y->parent = x->parent;
+	ioband_rb_set_child(t, x->parent, x, y);
+	y->right = x;
+	x->parent = y;
 }
 
-static inline bool ioband_rb_is_red(const struct ioband_sched_entity *e)
+static inline bool ioband_rb_is_red(const struct ioband_sched_node *n)
 {
-	return e && e->rb_red;
+	return n && n->red;
 }
 
 /*
- * Inserts @e by e->start, after any entity with an equal tag: entities
- * that tie are served in the order they became backlogged.
+ * Inserts @n by n->key, after any node with an equal key: entities that
+ * tie are served in the order they entered the tree.
  */
 static void ioband_rb_insert(struct ioband_sched *sched,
-			     struct ioband_sched_entity *e)
+			     struct ioband_sched_tree *t,
+			     struct ioband_sched_node *n)
 {
-	struct ioband_sched_entity **link = &sched->root;
-	struct ioband_sched_entity *parent = NULL, *gparent, *uncle;
+	struct ioband_sched_node **link = &t->root;
+	struct ioband_sched_node *parent = NULL, *gparent, *uncle;
 	bool leftmost = true;
 
 	while (*link) {
 		sched->stats.tree_steps++;
 		parent = *link;
-		if (ioband_vt_before(e->start, parent->start)) {
-			link = &parent->rb_left;
+		if (ioband_vt_before(n->key, parent->key)) {
+			link = &parent->left;
 		} else {
-			link = &parent->rb_right;
+			link = &parent->right;
 			leftmost = false;
 		}
 	}
-	e->rb_parent = parent;
-	e->rb_left = NULL;
-	e->rb_right = NULL;
-	e->rb_red = true;
-	*link = e;
+	n->parent = parent;
+	n->left = NULL;
+	n->right = NULL;
+	n->red = true;
+	*link = n;
 	if (leftmost)
-		sched->leftmost = e;
+		t->leftmost = n;
 
-	while ((parent = e->rb_parent) && parent->rb_red) {
+	while ((parent = n->parent) && parent->red) {
 		sched->stats.tree_steps++;
-		gparent = parent->rb_parent;	/* a red node is not the root */
-		if (parent == gparent->rb_left) {
-			uncle = gparent->rb_right;
+		gparent = parent->parent;	/* a red node is not the root */
+		if (parent == gparent->left) {
+			uncle = gparent->right;
 			if (ioband_rb_is_red(uncle)) {
-				parent->rb_red = false;
-				uncle->rb_red = false;
-				gparent->rb_red = true;
-				e = gparent;
+				parent->red = false;
+				uncle->red = false;
+				gparent->red = true;
+				n = gparent;
 				continue;
 			}
-			if (e == parent->rb_right) {
-				ioband_rb_rotate_left(sched, parent);
-				e = parent;
-				parent = e->rb_parent;
+			if (n == parent->right) {
+				ioband_rb_rotate_left(sched, t, parent);
+				n = parent;
+				parent = n->parent;
 			}
-			parent->rb_red = false;
-			gparent->rb_red = true;
-			ioband_rb_rotate_right(sched, gparent);
+			parent->red = false;
+			gparent->red = true;
+			ioband_rb_rotate_right(sched, t, gparent);
 		} else {
-			uncle = gparent->rb_left;
+			uncle = gparent->left;
 			if (ioband_rb_is_red(uncle)) {
-				parent->rb_red = false;
-				uncle->rb_red = false;
-				gparent->rb_red = true;
-				e = gparent;
+				parent->red = false;
+				uncle->red = false;
+				gparent->red = true;
+				n = gparent;
 				continue;
 			}
-			if (e == parent->rb_left) {
-				ioband_rb_rotate_right(sched, parent);
-				e = parent;
-				parent = e->rb_parent;
+			if (n == parent->left) {
+				ioband_rb_rotate_right(sched, t, parent);
+				n = parent;
+				parent = n->parent;
 			}
-			parent->rb_red = false;
-			gparent->rb_red = true;
-			ioband_rb_rotate_left(sched, gparent);
+			parent->red = false;
+			gparent->red = true;
+			ioband_rb_rotate_left(sched, t, gparent);
 		}
 	}
-	sched->root->rb_red = false;
+	t->root->red = false;
 }
 
-/* In-order successor of the leftmost entity, which has no left child. */
-static struct ioband_sched_entity *
-ioband_rb_leftmost_next(const struct ioband_sched_entity *e)
+/* In-order successor of the leftmost node, which has no left child. */
+static struct ioband_sched_node *
+ioband_rb_leftmost_next(const struct ioband_sched_node *n)
 {
-	struct ioband_sched_entity *next = e->rb_right;
+	struct ioband_sched_node *next = n->right;
 
 	if (!next)
-		return e->rb_parent;
-	while (next->rb_left)
-		next = next->rb_left;
+		return n->parent;
+	while (next->left)
+		next = next->left;
 	return next;
 }
 
 /* Restores the black heights after a black node left from under @parent. */
 static void ioband_rb_erase_fixup(struct ioband_sched *sched,
-				  struct ioband_sched_entity *x,
-				  struct ioband_sched_entity *parent)
+				  struct ioband_sched_tree *t,
+				  struct ioband_sched_node *x,
+				  struct ioband_sched_node *parent)
 {
-	struct ioband_sched_entity *w;
+	struct ioband_sched_node *w;
 
-	while (x != sched->root && !ioband_rb_is_red(x)) {
+	while (x != t->root && !ioband_rb_is_red(x)) {
 		sched->stats.tree_steps++;
-		if (x == parent->rb_left) {
-			w = parent->rb_right;
-			if (w->rb_red) {
-				w->rb_red = false;
-				parent->rb_red = true;
-				ioband_rb_rotate_left(sched, parent);
-				w = parent->rb_right;
+		if (x == parent->left) {
+			w = parent->right;
+			if (w->red) {
+				w->red = false;
+				parent->red = true;
+				ioband_rb_rotate_left(sched, t, parent);
+				w = parent->right;
 			}
-			if (!ioband_rb_is_red(w->rb_left) &&
-			    !ioband_rb_is_red(w->rb_right)) {
-				w->rb_red = true;
+			if (!ioband_rb_is_red(w->left) &&
+			    !ioband_rb_is_red(w->right)) {
+				w->red = true;
 				x = parent;
-				parent = x->rb_parent;
+				parent = x->parent;
 				continue;
 			}
-			if (!ioband_rb_is_red(w->rb_right)) {
-				w->rb_left->rb_red = false;
-				w->rb_red = true;
-				ioband_rb_rotate_right(sched, w);
-				w = parent->rb_right;
+			if (!ioband_rb_is_red(w->right)) {
+				w->left->red = false;
+				w->red = true;
+				ioband_rb_rotate_right(sched, t, w);
+				w = parent->right;
 			}
-			w->rb_red = parent->rb_red;
-			parent->rb_red = false;
-			w->rb_right->rb_red = false;
-			ioband_rb_rotate_left(sched, parent);
+			w->red = parent->red;
+			parent->red = false;
+			w->right->red = false;
+			ioband_rb_rotate_left(sched, t, parent);
 		} else {
-			w = parent->rb_left;
-			if (w->rb_red) {
-				w->rb_red = false;
-				parent->rb_red = true;
-				ioband_rb_rotate_right(sched, parent);
-				w = parent->rb_left;
+			w = parent->left;
+			if (w->red) {
+				w->red = false;
+				parent->red = true;
+				ioband_rb_rotate_right(sched, t, parent);
+				w = parent->left;
 			}
-			if (!ioband_rb_is_red(w->rb_left) &&
-			    !ioband_rb_is_red(w->rb_right)) {
-				w->rb_red = true;
+			if (!ioband_rb_is_red(w->left) &&
+			    !ioband_rb_is_red(w->right)) {
+				w->red = true;
 				x = parent;
-				parent = x->rb_parent;
+				parent = x->parent;
 				continue;
 			}
-			if (!ioband_rb_is_red(w->rb_left)) {
-				w->rb_right->rb_red = false;
-				w->rb_red = true;
-				ioband_rb_rotate_left(sched, w);
-				w = parent->rb_left;
+			if (!ioband_rb_is_red(w->left)) {
+				w->right->red = false;
+				w->red = true;
+				ioband_rb_rotate_left(sched, t, w);
+				w = parent->left;
 			}
-			w->rb_red = parent->rb_red;
-			parent->rb_red = false;
-			w->rb_left->rb_red = false;
-			ioband_rb_rotate_right(sched, parent);
+			w->red = parent->red;
+			parent->red = false;
+			w->left->red = false;
+			ioband_rb_rotate_right(sched, t, parent);
 		}
-		x = sched->root;
+		x = t->root;
 		break;
 	}
 	if (x)
-		x->rb_red = false;
+		x->red = false;
 }
 
 static void ioband_rb_erase(struct ioband_sched *sched,
-			    struct ioband_sched_entity *z)
+			    struct ioband_sched_tree *t,
+			    struct ioband_sched_node *z)
 {
-	struct ioband_sched_entity *y = z, *x, *parent;
-	bool removed_red = z->rb_red;
+	struct ioband_sched_node *y = z, *x, *parent;
+	bool removed_red = z->red;
 
-	if (sched->leftmost == z)
-		sched->leftmost = ioband_rb_leftmost_next(z);
+	if (t->leftmost == z)
+		t->leftmost = ioband_rb_leftmost_next(z);
 
-	if (!z->rb_left || !z->rb_right) {
-		x = z->rb_left ? z->rb_left : z->rb_right;
-		parent = z->rb_parent;
-		ioband_rb_set_child(sched, parent, z, x);
+	if (!z->left || !z->right) {
+		x = z->left ? z->left : z->right;
+		parent = z->parent;
+		ioband_rb_set_child(t, parent, z, x);
 		if (x)
-			x->rb_parent = parent;
+			x->parent = parent;
 	} else {
 		/* Replace @z by its successor @y, the leftmost of its right. */
-		y = z->rb_right;
-		while (y->rb_left) {
+		y = z->right;
+		while (y->left) {
 			sched->stats.tree_steps++;
-			y = y->rb_left;
+			y = y->left;
 		}
-		removed_red = y->rb_red;
-		x = y->rb_right;
-		if (y->rb_parent == z) {
+		removed_red = y->red;
+		x = y->right;
+		if (y->parent == z) {
 			parent = y;
 		} else {
-			parent = y->rb_parent;
-			parent->rb_left = x;
+			parent = y->parent;
+			parent->left = x;
 			if (x)
-				x->rb_parent = parent;
-			y->rb_right = z->rb_right;
-			y->rb_right->rb_parent = y;
+				x->parent = parent;
+			y->right = z->right;
+			y->right->parent = y;
 		}
-		ioband_rb_set_child(sched, z->rb_parent, z, y);
-		y->rb_parent = z->rb_parent;
-		y->rb_left = z->rb_left;
-		y->rb_left->rb_parent = y;
-		y->rb_red = z->rb_red;
+		ioband_rb_set_child(t, z->parent, z, y);
+		y->parent = z->parent;
+		y->left = z->left;
+		y->left->parent = y;
+		y->red = z->red;
 	}
 	if (!removed_red)
-		ioband_rb_erase_fixup(sched, x, parent);
-	z->rb_parent = NULL;
-	z->rb_left = NULL;
-	z->rb_right = NULL;
+		ioband_rb_erase_fixup(sched, t, x, parent);
+	z->parent = NULL;
+	z->left = NULL;
+	z->right = NULL;
+}
+
+static inline struct ioband_sched_entity *
+ioband_sched_pfirst(const struct ioband_sched *sched)
+{
+	struct ioband_sched_node *n = sched->ptree.leftmost;
+
+	return n ? ioband_entity_of(n, pnode) : NULL;
 }
 
 /* ---- Tags ---- */
@@ -509,19 +660,25 @@ static void ioband_rb_erase(struct ioband_sched *sched,
 static void ioband_sched_update_credit(struct ioband_sched *sched)
 {
 	u64 tokens = (u64)sched->params.carryover * sched->token_base;
+	u64 weight = sched->total_weight;
 
-	if (!tokens || !sched->total_weight) {
+	/* range-bw shares what is left equally: every weight counts 100 */
+	if (sched->params.policy == IOBAND_POLICY_RANGE_BW)
+		weight = (u64)sched->nr_entities * IOBAND_DEFAULT_WEIGHT;
+	if (!tokens || !weight) {
 		sched->credit = 0;
 		return;
 	}
 	/* tokens <= 2^40, so tokens << 32 would overflow: clamp first. */
 	if (tokens >= IOBAND_MAX_CREDIT >> IOBAND_VTIME_SHIFT)
 		tokens = IOBAND_MAX_CREDIT >> IOBAND_VTIME_SHIFT;
-	sched->credit = ioband_div64(tokens << IOBAND_VTIME_SHIFT,
-				     sched->total_weight);
+	sched->credit = ioband_div64(tokens << IOBAND_VTIME_SHIFT, weight);
 }
 
-/* Cost of @item in tokens: the only per-policy code. */
+/*
+ * Cost of @item in tokens: one per IO under `weight`, else one per
+ * sector (the range policies count KB/s, hence sectors).
+ */
 static u64 ioband_sched_cost(const struct ioband_sched *sched,
 			     const struct ioband_sched_item *item)
 {
@@ -530,6 +687,15 @@ static u64 ioband_sched_cost(const struct ioband_sched *sched,
 	if (item->sectors > IOBAND_MAX_ITEM_COST)
 		return IOBAND_MAX_ITEM_COST;
 	return item->sectors;
+}
+
+/* 2^32 / weight for the share tag: range-bw weighs every group alike. */
+static inline u64 ioband_sched_inv_weight(const struct ioband_sched *sched,
+					  const struct ioband_sched_entity *e)
+{
+	if (sched->params.policy == IOBAND_POLICY_RANGE_BW)
+		return (u64)(0xFFFFFFFFU / IOBAND_DEFAULT_WEIGHT) + 1;
+	return e->inv_weight;
 }
 
 /*
@@ -549,7 +715,7 @@ static u64 ioband_sched_activation_start(const struct ioband_sched *sched,
 	return e->finish;
 }
 
-/* Charges @item to @e at tag @start and counts it in flight. */
+/* Charges @item to @e at share tag @start and counts it in flight. */
 static void ioband_sched_charge(struct ioband_sched *sched,
 				struct ioband_sched_entity *e,
 				const struct ioband_sched_item *item, u64 start)
@@ -559,7 +725,8 @@ static void ioband_sched_charge(struct ioband_sched *sched,
 			sched->vtime_era++;
 		sched->vtime = start;
 	}
-	e->finish = start + ioband_sched_cost(sched, item) * e->inv_weight;
+	e->finish = start + ioband_sched_cost(sched, item) *
+			    ioband_sched_inv_weight(sched, e);
 	e->finish_era = sched->vtime_era;
 	sched->in_flight++;
 	sched->stats.dispatched++;
@@ -577,6 +744,279 @@ static void ioband_sched_enqueue(struct ioband_sched *sched,
 	e->tail = item;
 	e->nr_queued++;
 	sched->nr_queued++;
+}
+
+static struct ioband_sched_item *
+ioband_sched_dequeue(struct ioband_sched *sched, struct ioband_sched_entity *e)
+{
+	struct ioband_sched_item *item = e->head;
+
+	e->head = item->next;
+	if (!e->head)
+		e->tail = NULL;
+	item->next = NULL;
+	e->nr_queued--;
+	sched->nr_queued--;
+	return item;
+}
+
+/* ---- Range policies: R and L tags in nanoseconds (section 8) ---- */
+
+/*
+ * Nanoseconds per sector at @kbps, << IOBAND_RANGE_SHIFT, rounded down
+ * for a reservation or up for a limit: a 64-step division, only when a
+ * range is set.
+ */
+static u64 ioband_ns_per_sector(u32 kbps, bool round_up)
+{
+	u64 n = IOBAND_NS_PER_SECTOR_AT_1KBPS << IOBAND_RANGE_SHIFT;
+	u64 q = ioband_div64(n, kbps);
+
+	if (round_up && q * kbps != n)
+		q++;
+	return q;
+}
+
+/* @cost sectors at @ns_per_sector: at most 2^20 * 2^41, no overflow. */
+static inline u64 ioband_range_step(u64 cost, u64 ns_per_sector,
+				    bool round_up)
+{
+	u64 x = cost * ns_per_sector;
+
+	if (round_up)
+		x += (1ULL << IOBAND_RANGE_SHIFT) - 1;
+	return x >> IOBAND_RANGE_SHIFT;
+}
+
+/*
+ * The R tag below which an entity entering the rtree may not start: the
+ * smallest R of the groups already there if that is behind now (the
+ * reservations are running late, section 10), else now.
+ */
+static u64 ioband_range_r_floor(const struct ioband_sched *sched, u64 now)
+{
+	const struct ioband_sched_node *n = sched->rtree.leftmost;
+	u64 r;
+
+	if (!n)
+		return now;
+	r = n->key + sched->r_shift;
+	return ioband_vt_before(r, now) ? r : now;
+}
+
+/* @e enters the rtree, if it has a reservation: R = max(R, floor). */
+static void ioband_range_rtree_enter(struct ioband_sched *sched,
+				     struct ioband_sched_entity *e, u64 now)
+{
+	u64 floor, r = e->r_tag;
+
+	if (!e->min_kbps)
+		return;
+	floor = ioband_range_r_floor(sched, now);
+	if (ioband_vt_before(r, floor))
+		r = floor;
+	e->rnode.key = r - sched->r_shift;
+	ioband_rb_insert(sched, &sched->rtree, &e->rnode);
+	e->in_rtree = true;
+}
+
+static void ioband_range_rtree_leave(struct ioband_sched *sched,
+				     struct ioband_sched_entity *e)
+{
+	if (!e->in_rtree)
+		return;
+	e->r_tag = e->rnode.key + sched->r_shift;
+	ioband_rb_erase(sched, &sched->rtree, &e->rnode);
+	e->in_rtree = false;
+}
+
+/*
+ * A backlogged @e, in no tree, is over its max: into ltree, its start tag
+ * kept as a finish tag (era and all) for ioband_range_unthrottle().
+ */
+static void ioband_range_throttle(struct ioband_sched *sched,
+				  struct ioband_sched_entity *e)
+{
+	e->finish = e->pnode.key;
+	e->finish_era = sched->vtime_era;
+	e->lnode.key = e->l_tag;
+	ioband_rb_insert(sched, &sched->ltree, &e->lnode);
+	e->in_ltree = true;
+	sched->stats.throttled++;
+}
+
+/* A backlogged @e's L tag is due: back into ptree (and rtree). */
+static void ioband_range_unthrottle(struct ioband_sched *sched,
+				    struct ioband_sched_entity *e, u64 now)
+{
+	ioband_rb_erase(sched, &sched->ltree, &e->lnode);
+	e->in_ltree = false;
+	e->pnode.key = ioband_sched_activation_start(sched, e);
+	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+	ioband_range_rtree_enter(sched, e, now);
+}
+
+/* @e has just become backlogged (or is re-keyed) under a range policy. */
+static void ioband_range_activate(struct ioband_sched *sched,
+				  struct ioband_sched_entity *e, u64 now)
+{
+	if (e->max_kbps && ioband_vt_before(now, e->l_tag)) {
+		e->lnode.key = e->l_tag;
+		ioband_rb_insert(sched, &sched->ltree, &e->lnode);
+		e->in_ltree = true;
+		return;
+	}
+	e->pnode.key = ioband_sched_activation_start(sched, e);
+	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+	ioband_range_rtree_enter(sched, e, now);
+}
+
+/* A backlogged @e joins the trees of the current policy. */
+static void ioband_sched_activate(struct ioband_sched *sched,
+				  struct ioband_sched_entity *e)
+{
+	if (ioband_sched_range(sched)) {
+		ioband_range_activate(sched, e, sched->now);
+		return;
+	}
+	e->pnode.key = ioband_sched_activation_start(sched, e);
+	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+}
+
+/*
+ * A backlogged @e leaves every tree, its start tag saved as its finish
+ * tag so that ioband_sched_activate() puts it back where it was.
+ */
+static void ioband_sched_deactivate(struct ioband_sched *sched,
+				    struct ioband_sched_entity *e)
+{
+	if (e->in_ltree) {
+		ioband_rb_erase(sched, &sched->ltree, &e->lnode);
+		e->in_ltree = false;
+		return;
+	}
+	ioband_range_rtree_leave(sched, e);
+	e->finish = e->pnode.key;
+	e->finish_era = sched->vtime_era;
+	ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+}
+
+/*
+ * Chooses the entity to serve at @now: groups whose L tag is due come
+ * back first; then the constraint phase (smallest R, if due), else the
+ * weight phase (smallest S among groups under their max). Keeps the
+ * reservation lag within IOBAND_RANGE_MAX_LAG_NS by shifting every R.
+ */
+static struct ioband_sched_entity *
+ioband_range_pick(struct ioband_sched *sched, u64 now, bool *reserved)
+{
+	struct ioband_sched_node *n;
+	u64 r, floor;
+
+	while ((n = sched->ltree.leftmost) && !ioband_vt_before(now, n->key))
+		ioband_range_unthrottle(sched, ioband_entity_of(n, lnode),
+					now);
+	/* Passthrough drains, max or not. */
+	if (sched->passthrough && !sched->ptree.leftmost &&
+	    sched->ltree.leftmost)
+		ioband_range_unthrottle(sched,
+					ioband_entity_of(sched->ltree.leftmost,
+							 lnode), now);
+	*reserved = false;
+	n = sched->rtree.leftmost;
+	if (n) {
+		r = n->key + sched->r_shift;
+		floor = now - IOBAND_RANGE_MAX_LAG_NS;
+		if (ioband_vt_before(r, floor)) {
+			sched->r_shift += floor - r;
+			sched->stats.r_shift_ns += floor - r;
+			r = floor;
+		}
+		if (!ioband_vt_before(now, r)) {
+			*reserved = true;
+			return ioband_entity_of(n, rnode);
+		}
+	}
+	return ioband_sched_pfirst(sched);
+}
+
+/* Sends down @e's head item at @now, in the phase ioband_range_pick chose. */
+static struct ioband_sched_item *
+ioband_range_dispatch(struct ioband_sched *sched, struct ioband_sched_entity *e,
+		      bool reserved, u64 now)
+{
+	struct ioband_sched_item *item = ioband_sched_dequeue(sched, e);
+	u64 cost = ioband_sched_cost(sched, item), l;
+
+	ioband_range_rtree_leave(sched, e);
+	ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+	if (reserved) {
+		/* Constraint phase: R advances, S and V do not. */
+		e->r_tag += ioband_range_step(cost, e->r_ns_per_sector, false);
+		sched->in_flight++;
+		sched->stats.dispatched++;
+		sched->stats.reserved++;
+	} else {
+		/* Weight phase: SFQ, R untouched (dmClock's R adjustment). */
+		ioband_sched_charge(sched, e, item, e->pnode.key);
+		e->pnode.key = e->finish;
+	}
+	if (e->max_kbps) {
+		/* Lateness is forgiven up to IOBAND_RANGE_LIMIT_BURST_NS. */
+		l = e->l_tag + ioband_range_step(cost, e->l_ns_per_sector,
+						 true);
+		if (ioband_vt_before(l, now - IOBAND_RANGE_LIMIT_BURST_NS))
+			l = now - IOBAND_RANGE_LIMIT_BURST_NS;
+		e->l_tag = l;
+	}
+
+	if (!e->nr_queued) {
+		/* Idle: F (weight phase) or S (constraint phase) is kept. */
+		if (reserved) {
+			e->finish = e->pnode.key;
+			e->finish_era = sched->vtime_era;
+		}
+		return item;
+	}
+	if (e->max_kbps && ioband_vt_before(now, e->l_tag)) {
+		ioband_range_throttle(sched, e);
+		return item;
+	}
+	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+	if (e->min_kbps) {
+		e->rnode.key = e->r_tag - sched->r_shift;
+		ioband_rb_insert(sched, &sched->rtree, &e->rnode);
+		e->in_rtree = true;
+	}
+	return item;
+}
+
+/*
+ * Every backlogged entity leaves the trees of the policy it was queued
+ * under and joins those of the current one: on a switch between a
+ * weight and a range policy, O(n log n) once.
+ */
+static void ioband_sched_rekey(struct ioband_sched *sched)
+{
+	struct ioband_sched_entity *list = NULL, *e;
+
+	for (;;) {
+		if (sched->ptree.leftmost)
+			e = ioband_entity_of(sched->ptree.leftmost, pnode);
+		else if (sched->ltree.leftmost)
+			e = ioband_entity_of(sched->ltree.leftmost, lnode);
+		else
+			break;
+		ioband_sched_deactivate(sched, e);
+		e->rekey_next = list;
+		list = e;
+	}
+	while (list) {
+		e = list;
+		list = e->rekey_next;
+		e->rekey_next = NULL;
+		ioband_sched_activate(sched, e);
+	}
 }
 
 /* ---- Knobs ---- */
@@ -605,9 +1045,9 @@ static u32 ioband_effective_token_base(const struct ioband_sched_params *p)
 {
 	if (p->token_base)
 		return p->token_base;
-	if (p->policy == IOBAND_POLICY_WEIGHT_IOSIZE)
-		return IOBAND_DEFAULT_TOKEN_BASE_IOSIZE;
-	return IOBAND_DEFAULT_TOKEN_BASE;
+	if (p->policy == IOBAND_POLICY_WEIGHT)
+		return IOBAND_DEFAULT_TOKEN_BASE;
+	return IOBAND_DEFAULT_TOKEN_BASE_IOSIZE;
 }
 
 bool ioband_sched_params_valid(const struct ioband_sched_params *params)
@@ -624,11 +1064,15 @@ bool ioband_sched_params_valid(const struct ioband_sched_params *params)
 static void ioband_sched_apply_params(struct ioband_sched *sched,
 				      const struct ioband_sched_params *params)
 {
+	bool was_range = ioband_sched_range(sched);
+
 	sched->params = *params;
 	sched->token_base = ioband_effective_token_base(params);
 	sched->io_throttle = ioband_effective_io_throttle(params);
 	sched->io_limit = ioband_effective_io_limit(params);
 	ioband_sched_update_credit(sched);
+	if (was_range != ioband_sched_range(sched))
+		ioband_sched_rekey(sched);
 }
 
 void ioband_sched_init(struct ioband_sched *sched,
@@ -707,6 +1151,8 @@ void ioband_sched_entity_init(struct ioband_sched *sched,
 	entity->inv_weight = ioband_inv_weight(entity->weight);
 	entity->finish = sched->vtime;
 	entity->finish_era = sched->vtime_era;
+	entity->r_tag = sched->now;
+	entity->l_tag = sched->now;
 	entity->attached = true;
 	sched->total_weight += entity->weight;
 	sched->nr_entities++;
@@ -726,6 +1172,31 @@ bool ioband_sched_set_weight(struct ioband_sched *sched,
 	return true;
 }
 
+bool ioband_sched_set_range(struct ioband_sched *sched,
+			    struct ioband_sched_entity *entity,
+			    u32 min_kbps, u32 max_kbps)
+{
+	bool requeue;
+
+	if (max_kbps && min_kbps > max_kbps)
+		return false;
+	requeue = entity->attached && entity->nr_queued &&
+		  ioband_sched_range(sched);
+	if (requeue)
+		ioband_sched_deactivate(sched, entity);
+	entity->min_kbps = min_kbps;
+	entity->max_kbps = max_kbps;
+	entity->r_ns_per_sector = min_kbps ?
+				  ioband_ns_per_sector(min_kbps, false) : 0;
+	entity->l_ns_per_sector = max_kbps ?
+				  ioband_ns_per_sector(max_kbps, true) : 0;
+	entity->r_tag = sched->now;
+	entity->l_tag = sched->now;
+	if (requeue)
+		ioband_sched_activate(sched, entity);
+	return true;
+}
+
 void ioband_sched_detach(struct ioband_sched *sched,
 			 struct ioband_sched_entity *entity,
 			 struct ioband_sched_entity *heir)
@@ -733,18 +1204,15 @@ void ioband_sched_detach(struct ioband_sched *sched,
 	if (entity == heir || !entity->attached)
 		return;
 	if (entity->nr_queued && heir) {
-		ioband_rb_erase(sched, entity);
-		if (heir->nr_queued) {
+		ioband_sched_deactivate(sched, entity);
+		if (heir->nr_queued)
 			heir->tail->next = entity->head;
-		} else {
+		else
 			heir->head = entity->head;
-			heir->start = ioband_sched_activation_start(sched,
-								    heir);
-		}
 		heir->tail = entity->tail;
-		if (!heir->nr_queued)
-			ioband_rb_insert(sched, heir);
 		heir->nr_queued += entity->nr_queued;
+		if (heir->nr_queued == entity->nr_queued)
+			ioband_sched_activate(sched, heir);
 		entity->head = NULL;
 		entity->tail = NULL;
 		entity->nr_queued = 0;
@@ -757,73 +1225,117 @@ void ioband_sched_detach(struct ioband_sched *sched,
 
 /* ---- The IO path ---- */
 
+static bool ioband_range_submit(struct ioband_sched *sched,
+				struct ioband_sched_entity *entity,
+				struct ioband_sched_item *item, u64 now)
+{
+	struct ioband_sched_entity *e;
+	bool reserved;
+
+	ioband_sched_enqueue(sched, entity, item);
+	if (entity->nr_queued > 1)
+		return false;
+	ioband_range_activate(sched, entity, now);
+	if (sched->in_flight >= sched->io_limit)
+		return false;
+	e = ioband_range_pick(sched, now, &reserved);
+	if (e != entity)
+		return false;
+	ioband_range_dispatch(sched, entity, reserved, now);
+	return true;
+}
+
 bool ioband_sched_submit(struct ioband_sched *sched,
 			 struct ioband_sched_entity *entity,
-			 struct ioband_sched_item *item)
+			 struct ioband_sched_item *item, u64 now_ns)
 {
+	struct ioband_sched_entity *first;
 	u64 start;
 
+	sched->now = now_ns;
 	if (sched->passthrough) {
 		sched->in_flight++;
 		sched->stats.dispatched++;
 		return true;
 	}
+	if (ioband_sched_range(sched))
+		return ioband_range_submit(sched, entity, item, now_ns);
 	if (entity->nr_queued) {
 		ioband_sched_enqueue(sched, entity, item);
 		return false;
 	}
 
 	start = ioband_sched_activation_start(sched, entity);
+	first = ioband_sched_pfirst(sched);
 	if (sched->in_flight < sched->io_limit &&
-	    (!sched->leftmost ||
-	     ioband_vt_before(start, sched->leftmost->start))) {
+	    (!first || ioband_vt_before(start, first->pnode.key))) {
 		ioband_sched_charge(sched, entity, item, start);
 		return true;
 	}
-	entity->start = start;
+	entity->pnode.key = start;
 	ioband_sched_enqueue(sched, entity, item);
-	ioband_rb_insert(sched, entity);
+	ioband_rb_insert(sched, &sched->ptree, &entity->pnode);
 	return false;
 }
 
 struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
-					    struct ioband_sched_entity **entity)
+					    struct ioband_sched_entity **entity,
+					    u64 now_ns)
 {
-	struct ioband_sched_entity *e = sched->leftmost, *next;
+	struct ioband_sched_entity *e;
 	struct ioband_sched_item *item;
+	struct ioband_sched_node *next;
+	bool reserved;
 
-	if (!e || (!sched->passthrough && sched->in_flight >= sched->io_limit))
+	sched->now = now_ns;
+	if (!sched->passthrough && sched->in_flight >= sched->io_limit)
 		return NULL;
+	if (ioband_sched_range(sched)) {
+		e = ioband_range_pick(sched, now_ns, &reserved);
+		if (!e)
+			return NULL;
+		item = ioband_range_dispatch(sched, e, reserved, now_ns);
+		if (entity)
+			*entity = e;
+		return item;
+	}
 
-	item = e->head;
-	e->head = item->next;
-	if (!e->head)
-		e->tail = NULL;
-	item->next = NULL;
-	e->nr_queued--;
-	sched->nr_queued--;
-	ioband_sched_charge(sched, e, item, e->start);
+	e = ioband_sched_pfirst(sched);
+	if (!e)
+		return NULL;
+	item = ioband_sched_dequeue(sched, e);
+	ioband_sched_charge(sched, e, item, e->pnode.key);
 
 	if (!e->nr_queued) {
-		ioband_rb_erase(sched, e);
+		ioband_rb_erase(sched, &sched->ptree, &e->pnode);
 	} else {
 		/*
 		 * The entity's next start is its finish. While that is still
 		 * before its successor's, it stays leftmost and the tree is
 		 * left alone: a heavy group's run of dispatches is O(1).
 		 */
-		next = ioband_rb_leftmost_next(e);
-		if (!next || ioband_vt_before(e->finish, next->start)) {
-			e->start = e->finish;
+		next = ioband_rb_leftmost_next(&e->pnode);
+		if (!next || ioband_vt_before(e->finish, next->key)) {
+			e->pnode.key = e->finish;
 		} else {
-			ioband_rb_erase(sched, e);
-			e->start = e->finish;
-			ioband_rb_insert(sched, e);
+			ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+			e->pnode.key = e->finish;
+			ioband_rb_insert(sched, &sched->ptree, &e->pnode);
 		}
 	}
 	if (entity)
 		*entity = e;
 	return item;
+}
+
+u64 ioband_sched_next_event_ns(const struct ioband_sched *sched)
+{
+	const struct ioband_sched_node *n = sched->ltree.leftmost;
+
+	/* With no room below, a completion comes first: no timer. */
+	if (!n || sched->passthrough || sched->in_flight >= sched->io_limit)
+		return 0;
+	return n->key;
 }
 
 bool ioband_sched_complete(struct ioband_sched *sched,

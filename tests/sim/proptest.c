@@ -34,15 +34,18 @@
 #include "sim.h"
 
 #define NR_SCENARIOS	3000
+#define NR_RANGE_SCENARIOS	600
 
 enum prop {
 	P_LIMIT, P_CONSERVING, P_FAIR, P_LOSS, P_ACCOUNTING, P_SHARES,
-	NR_PROPS
+	P_CAP, P_STALL, P_RESERVE, NR_PROPS
 };
 
 static const char *const prop_names[NR_PROPS] = {
 	"io_limit_respected", "work_conserving", "pairwise_fairness_bound",
 	"no_item_lost", "counters_agree", "backlogged_shares_within_bound",
+	"range_caps_never_exceeded", "range_idle_only_when_all_capped",
+	"range_reservations_met_when_feasible",
 };
 
 static u64 failures[NR_PROPS];
@@ -211,6 +214,180 @@ static void generate(u64 seed, struct gen *gen)
 	}
 }
 
+static void fail(enum prop p, u64 seed, const char *detail);
+
+/*
+ * A random scenario under range-bw or weight-range. Groups with a
+ * reservation are greedy (closed loops deeper than io_limit, fixed
+ * size), and the reservations use at most 60% of the device's servers
+ * (reservation_feasible); others are random, some capped, some both.
+ * Some scenarios add live changes (policy, range, passthrough, detach),
+ * which void the reservation check.
+ */
+struct range_gen {
+	struct sim_cfg cfg;
+	bool check_reservations;
+};
+
+static void generate_range(u64 seed, struct range_gen *gen)
+{
+	struct sim_cfg *cfg = &gen->cfg;
+	u64 rng = seed * 0x9E3779B97F4A7C15ULL + 11;
+	u32 n, i, io_limit, servers;
+	double budget, used = 0, per_io_avg, capacity;
+
+	sim_cfg_init(cfg);
+	cfg->seed = seed;
+	n = (u32)pick(&rng, 1, pick(&rng, 0, 4) ? 8 : 24);
+	cfg->dev.per_io_ns = pick(&rng, 5000, 500000);
+	cfg->dev.per_sector_ns = pick(&rng, 0, 1) ? pick(&rng, 0, 500) : 0;
+	cfg->dev.depth = (u32)pick(&rng, 1, 32);
+	cfg->params.policy = pick(&rng, 0, 1) ? IOBAND_POLICY_RANGE_BW :
+			     IOBAND_POLICY_WEIGHT_RANGE;
+	io_limit = (u32)pick(&rng, 1, 32);
+	cfg->params.io_limit = io_limit;
+	cfg->params.io_throttle = 1;
+	cfg->params.carryover = (u32)pick(&rng, 0, 2);
+	servers = io_limit < cfg->dev.depth ? io_limit : cfg->dev.depth;
+	budget = 0.6 * servers;		/* server-seconds per second */
+	per_io_avg = (double)cfg->dev.per_io_ns +
+		     (double)cfg->dev.per_sector_ns * 64;
+	capacity = cfg->dev.depth / per_io_avg;		/* IOs per ns */
+
+	cfg->groups = realloc(cfg->groups, (n + 1) * sizeof(*cfg->groups));
+	if (!cfg->groups)
+		abort();
+	memset(cfg->groups + 1, 0, n * sizeof(*cfg->groups));
+	cfg->nr_groups = n + 1;
+	for (i = 1; i <= n; i++) {
+		struct sim_group_cfg *g = &cfg->groups[i];
+		u32 kind = (u32)pick(&rng, 0, 3);
+		double svc, full_kbps;
+
+		snprintf(g->name, sizeof(g->name), "g%u", i);
+		g->weight = pick_weight(&rng);
+		g->size_min = (u32)pick(&rng, 1, 128);
+		g->size_max = g->size_min;
+		svc = (double)cfg->dev.per_io_ns +
+		      (double)cfg->dev.per_sector_ns * g->size_min;
+		/* KB/s if this group had every server */
+		full_kbps = servers * 1e9 / svc * g->size_min / 2.0;
+		if (kind == 0 && used < budget) {
+			/* reserved and greedy */
+			double frac = (double)pick(&rng, 5, 60) / 100.0 *
+				      (budget - used);
+
+			g->pattern = SIM_CLOSED;
+			g->depth = io_limit + (u32)pick(&rng, 1, 16);
+			g->min_kbps = (u32)(frac / servers * full_kbps) + 1;
+			used += frac;
+			if (pick(&rng, 0, 2) == 0)
+				g->max_kbps = g->min_kbps +
+					      (u32)pick(&rng, 0, g->min_kbps);
+			continue;
+		}
+		if (pick(&rng, 0, 1))
+			g->size_max = (u32)pick(&rng, g->size_min, 256);
+		switch (pick(&rng, 0, 2)) {
+		case 0:
+			g->pattern = SIM_CLOSED;
+			g->depth = (u32)pick(&rng, 1, 2 * io_limit + 2);
+			break;
+		case 1:
+			g->pattern = SIM_OPEN;
+			g->poisson = pick(&rng, 0, 1);
+			g->interval_ns = (u64)(100.0 /
+					       (capacity * pick(&rng, 5, 150)))
+					 + 1;
+			break;
+		default:
+			g->pattern = SIM_IDLE;
+		}
+		if (pick(&rng, 0, 2) == 0) {
+			g->on_ns = (u64)(pick(&rng, 10, 2000) / capacity) + 1;
+			g->off_ns = (u64)(pick(&rng, 10, 2000) / capacity) + 1;
+		}
+		if (kind != 1)	/* a cap between 1% and 100% of the device */
+			g->max_kbps = (u32)(full_kbps * pick(&rng, 1, 100) /
+					    100.0) + 1;
+	}
+	/* About 4,000 to 12,000 IOs of device time. */
+	cfg->duration_ns = (u64)(pick(&rng, 4000, 12000) / capacity) + 1;
+	cfg->warmup_ns = cfg->duration_ns / 10;
+	gen->check_reservations = true;
+
+	if (pick(&rng, 0, 3) == 0) {
+		u32 k, nr = (u32)pick(&rng, 1, 4);
+
+		gen->check_reservations = false;
+		cfg->events = calloc(nr, sizeof(*cfg->events));
+		if (!cfg->events)
+			abort();
+		for (k = 0; k < nr; k++) {
+			struct sim_event_cfg *ev = &cfg->events[k];
+			u64 lo;
+
+			ev->at_ns = cfg->duration_ns * (k + 1) / (nr + 1);
+			ev->group = (u32)pick(&rng, 1, n);
+			switch (pick(&rng, 0, 4)) {
+			case 0:
+				ev->kind = SIM_EV_POLICY;
+				ev->value = pick(&rng, 0, IOBAND_NR_POLICIES - 1);
+				break;
+			case 1:
+				ev->kind = SIM_EV_PASSTHROUGH;
+				ev->value = 1;
+				break;
+			case 2:
+				ev->kind = SIM_EV_DETACH;
+				break;
+			default:
+				ev->kind = SIM_EV_RANGE;
+				lo = pick(&rng, 0, 100000);
+				ev->value = lo << 32 |
+					    (pick(&rng, 0, 1) ? 0 :
+					     lo + pick(&rng, 1, 1000000));
+			}
+		}
+		cfg->nr_events = nr;
+		for (k = 0; k < nr; k++)
+			if (cfg->events[k].kind == SIM_EV_PASSTHROUGH &&
+			    k + 1 < nr) {
+				cfg->events[k + 1].kind = SIM_EV_PASSTHROUGH;
+				cfg->events[k + 1].value = 0;
+			}
+	}
+}
+
+/*
+ * A reserved, always-backlogged group gets at least 97% of min over the
+ * window, less four of its items (ioband-sched.c section 10).
+ */
+static void check_reservations(u64 seed, const struct sim_cfg *cfg,
+			       const struct sim_result *res)
+{
+	double secs = (double)(cfg->duration_ns - cfg->warmup_ns) / 1e9;
+	u32 i;
+
+	for (i = 1; i < cfg->nr_groups; i++) {
+		const struct sim_group_cfg *g = &cfg->groups[i];
+		double want = 2.0 * g->min_kbps * secs;	/* sectors */
+		double got = (double)res->groups[i].sectors;
+
+		if (!g->min_kbps || !res->groups[i].backlogged)
+			continue;
+		if (got < 0.97 * want - 4.0 * g->size_max) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg),
+				 "group %u: %.0f sectors, reserved %.0f",
+				 i, got, want);
+			fail(P_RESERVE, seed, msg);
+			return;
+		}
+	}
+}
+
 static void fail(enum prop p, u64 seed, const char *detail)
 {
 	if (!failures[p]++) {
@@ -278,6 +455,21 @@ int main(int argc, char **argv)
 	const char *only = getenv("PROPTEST_SEED");
 	int i, p;
 
+	if (getenv("PROPTEST_RANGE_SEED")) {
+		struct range_gen gen;
+		struct sim_result res;
+		u64 seed = strtoull(getenv("PROPTEST_RANGE_SEED"), NULL, 0);
+
+		generate_range(seed, &gen);
+		sim_run(&gen.cfg, &res);
+		sim_print(stdout, &gen.cfg, &res);
+		if (gen.check_reservations)
+			check_reservations(seed, &gen.cfg, &res);
+		i = sim_violations(&res) || failures[P_RESERVE];
+		sim_result_free(&res);
+		sim_cfg_free(&gen.cfg);
+		return i;
+	}
 	if (only) {
 		/* Replay one scenario and print it: PROPTEST_SEED=N ./proptest */
 		struct gen gen;
@@ -322,6 +514,41 @@ int main(int argc, char **argv)
 	}
 	printf("%u random scenarios, %llu IOs, %llu with every group backlogged, %.1f s\n",
 	       NR_SCENARIOS, (unsigned long long)ios,
+	       (unsigned long long)shares_checked,
+	       (double)(clock() - t0) / CLOCKS_PER_SEC);
+	t0 = clock();
+	ios = 0;
+	shares_checked = 0;
+	for (seed = 0; seed < NR_RANGE_SCENARIOS; seed++) {
+		struct range_gen gen;
+		struct sim_result res;
+		const char *why;
+
+		generate_range(seed, &gen);
+		sim_run(&gen.cfg, &res);
+		ios += res.dispatches;
+		why = res.first_violation;
+		if (res.over_limit)
+			fail(P_LIMIT, seed, why);
+		if (res.not_conserving)
+			fail(P_CONSERVING, seed, why);
+		if (res.lost)
+			fail(P_LOSS, seed, why);
+		if (res.accounting)
+			fail(P_ACCOUNTING, seed, why);
+		if (res.over_cap)
+			fail(P_CAP, seed, why);
+		if (res.stalled)
+			fail(P_STALL, seed, why);
+		if (gen.check_reservations) {
+			shares_checked++;
+			check_reservations(seed, &gen.cfg, &res);
+		}
+		sim_result_free(&res);
+		sim_cfg_free(&gen.cfg);
+	}
+	printf("%u random range scenarios (PROPTEST_RANGE_SEED=N to replay one), %llu IOs, %llu with reservations checked, %.1f s\n",
+	       NR_RANGE_SCENARIOS, (unsigned long long)ios,
 	       (unsigned long long)shares_checked,
 	       (double)(clock() - t0) / CLOCKS_PER_SEC);
 	for (p = 0; p < NR_PROPS; p++) {

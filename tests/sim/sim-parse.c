@@ -5,11 +5,15 @@
  * Times take a unit: ns, us, ms or s (a bare number is nanoseconds).
  *
  *   device  per_io=TIME per_sector=TIME depth=N
- *   sched   policy=weight|weight-iosize token_base=N io_throttle=N
+ *   sched   policy=weight|weight-iosize|range-bw|weight-range
+ *           token_base=N io_throttle=N
  *           io_limit=N carryover=N          (0 = default, as in a table)
  *   run     duration=TIME warmup=TIME seed=N vtime_start=N
  *   group   NAME weight=N PATTERN [size=N | size=MIN-MAX] [write=PCT]
  *           [think=TIME] [on=TIME off=TIME] [start=TIME] [stop=TIME]
+ *           [min=KBPS] [max=KBPS]
+ *      min and max are the group's reservation and limit in KB/s (1 KB/s
+ *      = 2 sectors per second; 0 = none), used by the range policies.
  *      PATTERN is one of
  *           closed=N        N IOs outstanding (backlogged when N > io_limit)
  *           rate=IOPS       open loop, fixed interval
@@ -18,8 +22,11 @@
  *      The group named "default" is the default group (group 0): it
  *      exists with weight 100 and no IO unless a line sets it.
  *   at TIME weight NAME N | detach NAME | passthrough on|off |
- *           policy weight|weight-iosize | io_limit N | io_throttle N |
- *           token_base N | carryover N
+ *           policy P | io_limit N | io_throttle N | token_base N |
+ *           carryover N | range NAME MIN MAX
+ *
+ * Simulated time is the now_ns the core is given; the glue's timer
+ * (ioband_sched_next_event_ns()) is modelled as an event.
  *
  * Sizes are in sectors of 512 bytes; write is the percentage of writes.
  */
@@ -92,6 +99,10 @@ static int parse_policy(const char *s, u64 *out)
 		*out = IOBAND_POLICY_WEIGHT;
 	else if (!strcmp(s, "weight-iosize"))
 		*out = IOBAND_POLICY_WEIGHT_IOSIZE;
+	else if (!strcmp(s, "range-bw"))
+		*out = IOBAND_POLICY_RANGE_BW;
+	else if (!strcmp(s, "weight-range"))
+		*out = IOBAND_POLICY_WEIGHT_RANGE;
 	else
 		return -1;
 	return 0;
@@ -182,6 +193,10 @@ static int parse_group(struct sim_cfg *cfg, char **w, int nw, char *err,
 			bad = parse_time(val, &g.start_ns);
 		} else if (!strcmp(key, "stop")) {
 			bad = parse_time(val, &g.stop_ns);
+		} else if (!strcmp(key, "min")) {
+			bad = u32_setting(val, &g.min_kbps);
+		} else if (!strcmp(key, "max")) {
+			bad = u32_setting(val, &g.max_kbps);
 		} else {
 			return fail(err, len, line, "unknown group setting %s",
 				    key);
@@ -192,6 +207,8 @@ static int parse_group(struct sim_cfg *cfg, char **w, int nw, char *err,
 	}
 	if (g.off_ns && !g.on_ns)
 		return fail(err, len, line, "off= needs on=");
+	if (g.max_kbps && g.min_kbps > g.max_kbps)
+		return fail(err, len, line, "min above max");
 
 	idx = find_group(cfg, g.name);
 	if (idx < 0) {
@@ -235,6 +252,18 @@ static int parse_at(struct sim_cfg *cfg, char **w, int nw, char *err,
 			    !ioband_weight_valid(ev.value))
 				return fail(err, len, line, "bad weight");
 		}
+	} else if (!strcmp(w[2], "range")) {
+		u64 lo, hi;
+
+		g = nw > 3 ? find_group(cfg, w[3]) : -1;
+		if (g < 0)
+			return fail(err, len, line, "unknown group");
+		ev.group = (u32)g;
+		ev.kind = SIM_EV_RANGE;
+		if (nw < 6 || parse_u64(w[4], &lo) || parse_u64(w[5], &hi) ||
+		    lo > 0xFFFFFFFFULL || hi > 0xFFFFFFFFULL || (hi && lo > hi))
+			return fail(err, len, line, "range NAME MIN MAX");
+		ev.value = lo << 32 | hi;
 	} else if (!strcmp(w[2], "passthrough")) {
 		ev.kind = SIM_EV_PASSTHROUGH;
 		if (nw < 4 || (strcmp(w[3], "on") && strcmp(w[3], "off")))

@@ -41,7 +41,9 @@ struct item_chunk {
 	struct sim_item items[ITEM_CHUNK];
 };
 
-enum ev_kind { EV_ARRIVAL, EV_COMPLETE, EV_CONFIG, EV_WINDOW, EV_END };
+enum ev_kind {
+	EV_ARRIVAL, EV_COMPLETE, EV_CONFIG, EV_WINDOW, EV_END, EV_TIMER
+};
 
 struct ev {
 	u64 t;
@@ -61,6 +63,10 @@ struct grp {
 	u64 interval_seq;
 	unsigned __int128 norm;	/* sum of cost * inv_weight charged */
 	u64 max_step;
+	/* cap checker: max over runs of (sectors - max * time) */
+	double cap_excess;
+	u64 cap_last_ns;
+	u32 cap_cmax;
 };
 
 struct sim {
@@ -90,6 +96,8 @@ struct sim {
 	u64 seq;
 	u64 credit_max;
 	u64 held;
+	bool range_ever;	/* the pairwise SFQ bound is not checked */
+	u64 timer_at;		/* the glue's one timer, 0 = not armed */
 };
 
 static void violation(struct sim *s, u64 *counter, const char *what)
@@ -184,7 +192,7 @@ static u32 grp_index(struct sim *s, struct ioband_sched_entity *e)
 
 static bool checking(const struct sim *s)
 {
-	return s->snap != NULL;
+	return s->snap != NULL && !s->range_ever;
 }
 
 static void check_pair(struct sim *s, u32 i, u32 j)
@@ -301,8 +309,61 @@ static void device_start(struct sim *s, struct sim_item *item)
 }
 
 /* The item goes down: account it, then into the device. */
+/*
+ * ioband-sched.c section 9: a capped group's sectors over any run of its
+ * dispatches exceed max * (elapsed time + IOBAND_RANGE_LIMIT_BURST_NS)
+ * by at most two of its items (one sector of rounding aside).
+ */
+static void cap_check(struct sim *s, struct ioband_sched_entity *e,
+		      const struct sim_item *item)
+{
+	u32 idx = grp_index(s, e);
+	struct grp *g = &s->grps[idx];
+	double per_ns = 2.0 * e->max_kbps / 1e9;	/* sectors per ns */
+	double excess;
+	u32 c = (u32)item_cost(s, item);
+
+	if (!e->max_kbps || !ioband_policy_is_range(s->sched.params.policy))
+		return;
+	if (c > g->cap_cmax)
+		g->cap_cmax = c;
+	g->cap_excess -= per_ns * (double)(s->now - g->cap_last_ns);
+	if (g->cap_excess < 0)
+		g->cap_excess = 0;
+	g->cap_excess += c;
+	g->cap_last_ns = s->now;
+	/*
+	 * The slack: the first item of the run, one more, and the burst
+	 * that forgiven lateness allows.
+	 */
+	excess = g->cap_excess - g->cap_cmax -
+		 per_ns * (double)IOBAND_RANGE_LIMIT_BURST_NS;
+	if (excess > s->res->groups[idx].max_cap_excess)
+		s->res->groups[idx].max_cap_excess = excess;
+	if (excess > g->cap_cmax + 1.0) {
+		char msg[120];
+
+		snprintf(msg, sizeof(msg),
+			 "group %u above max %u KB/s by %.0f sectors",
+			 idx, e->max_kbps, excess);
+		violation(s, &s->res->over_cap, msg);
+	}
+}
+
+/* Forget the cap history: after a range, policy or passthrough change. */
+static void cap_reset(struct sim *s)
+{
+	u32 i;
+
+	for (i = 0; i < s->n; i++) {
+		s->grps[i].cap_excess = 0;
+		s->grps[i].cap_cmax = 0;
+	}
+}
+
 static void dispatched(struct sim *s, struct sim_item *item,
-		       struct ioband_sched_entity *e, bool charged)
+		       struct ioband_sched_entity *e, bool charged,
+		       bool reserved)
 {
 	struct sim_group_result *gr = &s->res->groups[item->group];
 	u64 wait = s->now - item->submit_ns;
@@ -312,6 +373,10 @@ static void dispatched(struct sim *s, struct sim_item *item,
 		s->res->max_in_flight = s->sched.in_flight;
 	if (!s->sched.passthrough && s->sched.in_flight > s->sched.io_limit)
 		violation(s, &s->res->over_limit, "in flight above io_limit");
+	if (reserved)
+		gr->reserved++;
+	if (charged && !s->sched.passthrough)
+		cap_check(s, e, item);
 	if (charged) {
 		struct grp *g = &s->grps[grp_index(s, e)];
 		u64 step = item_cost(s, item) * g->ent.inv_weight;
@@ -342,23 +407,56 @@ static void dispatched(struct sim *s, struct sim_item *item,
 	}
 }
 
+/*
+ * The glue's timer: after every dispatch loop, one timer is armed at
+ * ioband_sched_next_event_ns() when that is not 0.
+ */
+static void arm_timer(struct sim *s)
+{
+	u64 at = ioband_sched_next_event_ns(&s->sched);
+
+	if (!at)
+		return;
+	if (at <= s->now) {
+		violation(s, &s->res->stalled, "next event not in the future");
+		return;
+	}
+	if (!s->timer_at || at < s->timer_at || s->timer_at < s->now) {
+		s->timer_at = at;
+		ev_push(s, at, EV_TIMER, 0, NULL);
+	}
+}
+
 /* The glue's dispatch loop. */
 static void pump(struct sim *s)
 {
 	struct ioband_sched_item *si;
 	struct ioband_sched_entity *e;
+	u64 reserved = s->sched.stats.reserved;
 
-	while ((si = ioband_sched_next(&s->sched, &e))) {
+	while ((si = ioband_sched_next(&s->sched, &e, s->now))) {
 		struct sim_item *item = container_of(si, struct sim_item, si);
 
 		s->held--;
-		dispatched(s, item, e, true);
+		dispatched(s, item, e, true,
+			   s->sched.stats.reserved != reserved);
+		reserved = s->sched.stats.reserved;
 		track(s, grp_index(s, e));
 	}
-	if (s->sched.nr_queued && !s->sched.passthrough &&
-	    s->sched.in_flight < s->sched.io_limit)
+	/*
+	 * Work conservation: nothing the core would dispatch is left while
+	 * there is room below. Only limits may leave the device idle with
+	 * items held, and then a timer must be due.
+	 */
+	if (ioband_sched_has_work(&s->sched))
 		violation(s, &s->res->not_conserving,
 			  "items held below io_limit");
+	if (s->sched.nr_queued && !s->sched.passthrough &&
+	    s->sched.in_flight < s->sched.io_limit &&
+	    !ioband_sched_next_event_ns(&s->sched))
+		violation(s, &s->res->stalled,
+			  "items held, room below, no timer");
+	arm_timer(s);
 	if (s->sched.nr_queued != s->held)
 		violation(s, &s->res->accounting, "nr_queued != held");
 	if (s->sched.credit > s->credit_max)
@@ -419,6 +517,7 @@ static void arrival(struct sim *s, u32 i, bool run_pump)
 	enum ioband_dir dir = rand_range(&g->rng, 1, 100) <= gc->write_pct ?
 			      IOBAND_WRITE : IOBAND_READ;
 	bool passthrough = s->sched.passthrough;
+	u64 reserved = s->sched.stats.reserved;
 
 	ioband_sched_item_init(&item->si, sectors, dir);
 	item->group = i;
@@ -427,8 +526,9 @@ static void arrival(struct sim *s, u32 i, bool run_pump)
 	if (s->in_window)
 		s->res->groups[i].active = true;
 
-	if (ioband_sched_submit(&s->sched, e, &item->si))
-		dispatched(s, item, e, !passthrough);
+	if (ioband_sched_submit(&s->sched, e, &item->si, s->now))
+		dispatched(s, item, e, !passthrough,
+			   s->sched.stats.reserved != reserved);
 	else
 		s->held++;
 	track(s, grp_index(s, e));
@@ -478,6 +578,7 @@ static void config_event(struct sim *s, const struct sim_event_cfg *ev)
 	u32 v = (u32)ev->value;
 
 	intervals_reset(s);
+	cap_reset(s);
 	switch (ev->kind) {
 	case SIM_EV_WEIGHT:
 		if (g && !g->detached)
@@ -509,6 +610,11 @@ static void config_event(struct sim *s, const struct sim_event_cfg *ev)
 		break;
 	case SIM_EV_CARRYOVER:
 		ioband_sched_set_carryover(sched, v);
+		break;
+	case SIM_EV_RANGE:
+		if (g && !g->detached)
+			ioband_sched_set_range(sched, &g->ent,
+					       (u32)(ev->value >> 32), v);
 		break;
 	}
 	intervals_reset(s);
@@ -571,7 +677,7 @@ void sim_result_free(struct sim_result *res)
 u64 sim_violations(const struct sim_result *res)
 {
 	return res->over_limit + res->not_conserving + res->lost +
-	       res->unfair + res->accounting;
+	       res->unfair + res->accounting + res->over_cap + res->stalled;
 }
 
 int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
@@ -598,10 +704,18 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	for (i = 0; i < s.n; i++) {
 		ioband_sched_entity_init(&s.sched, &s.grps[i].ent,
 					 cfg->groups[i].weight);
+		ioband_sched_set_range(&s.sched, &s.grps[i].ent,
+				       cfg->groups[i].min_kbps,
+				       cfg->groups[i].max_kbps);
 		s.grps[i].charge_to = &s.grps[i].ent;
 		s.grps[i].rng = cfg->seed * 1000003 + i;
 	}
 	s.credit_max = s.sched.credit;
+	s.range_ever = ioband_policy_is_range(cfg->params.policy);
+	for (i = 0; i < cfg->nr_events; i++)
+		if (cfg->events[i].kind == SIM_EV_POLICY &&
+		    ioband_policy_is_range(cfg->events[i].value))
+			s.range_ever = true;
 
 	for (i = 0; i < s.n; i++) {
 		const struct sim_group_cfg *gc = &cfg->groups[i];
@@ -641,6 +755,12 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			break;
 		case EV_END:
 			window_end(&s);
+			break;
+		case EV_TIMER:
+			res->timers++;
+			if (ev.t == s.timer_at)
+				s.timer_at = 0;
+			pump(&s);
 			break;
 		}
 	}
@@ -692,6 +812,18 @@ static const char *pattern_name(const struct sim_group_cfg *gc, char *buf,
 	return buf;
 }
 
+const char *sim_policy_name(enum ioband_policy policy)
+{
+	static const char *const names[IOBAND_NR_POLICIES] = {
+		[IOBAND_POLICY_WEIGHT] = "weight",
+		[IOBAND_POLICY_WEIGHT_IOSIZE] = "weight-iosize",
+		[IOBAND_POLICY_RANGE_BW] = "range-bw",
+		[IOBAND_POLICY_WEIGHT_RANGE] = "weight-range",
+	};
+
+	return (unsigned int)policy < IOBAND_NR_POLICIES ? names[policy] : "?";
+}
+
 void sim_print(FILE *out, const struct sim_cfg *cfg,
 	       const struct sim_result *res)
 {
@@ -709,8 +841,7 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 			wsum += cfg->groups[i].weight;
 	}
 	fprintf(out, "policy %s  io_limit %u  device %llu ns/IO + %llu ns/sector, depth %u\n",
-		cfg->params.policy == IOBAND_POLICY_WEIGHT ? "weight" :
-		"weight-iosize",
+		sim_policy_name(cfg->params.policy),
 		cfg->params.io_limit ? cfg->params.io_limit :
 		IOBAND_DEFAULT_IO_LIMIT,
 		(unsigned long long)cfg->dev.per_io_ns,
@@ -720,10 +851,10 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 		secs > 0 ? total_ios / secs : 0.0,
 		secs > 0 ? total_sectors / 2048.0 / secs : 0.0,
 		res->window_ns ? 100.0 * res->busy_ns / res->window_ns : 0.0);
-	fprintf(out, "%-12s %6s %-16s %9s %11s %7s %7s %7s %7s %6s %4s %10s %10s\n",
+	fprintf(out, "%-12s %6s %-16s %9s %11s %7s %7s %7s %7s %6s %4s %10s %10s %9s %9s %9s %6s\n",
 		"group", "weight", "pattern", "ios", "sectors", "io%",
 		"sect%", "token%", "expect%", "ratio", "bklg", "wait_max_us",
-		"wait_avg_us");
+		"wait_avg_us", "KB/s", "min", "max", "resv%");
 	for (i = 0; i < cfg->nr_groups; i++) {
 		const struct sim_group_cfg *gc = &cfg->groups[i];
 		const struct sim_group_result *gr = &res->groups[i];
@@ -733,7 +864,7 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 
 		if (!gr->submitted && gc->pattern == SIM_IDLE)
 			continue;
-		fprintf(out, "%-12s %6u %-16s %9llu %11llu %7.3f %7.3f %7.3f %7.3f %6.3f %4s %10.1f %10.1f\n",
+		fprintf(out, "%-12s %6u %-16s %9llu %11llu %7.3f %7.3f %7.3f %7.3f %6.3f %4s %10.1f %10.1f %9.0f %9u %9u %6.1f\n",
 			gc->name, gc->weight, pattern_name(gc, pat, sizeof(pat)),
 			(unsigned long long)gr->ios,
 			(unsigned long long)gr->sectors,
@@ -742,16 +873,22 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 			tok, exp, exp > 0 ? tok / exp : 0.0,
 			gr->backlogged ? "yes" : "no",
 			gr->max_wait_ns / 1e3,
-			gr->waits ? gr->sum_wait_ns / 1e3 / gr->waits : 0.0);
+			gr->waits ? gr->sum_wait_ns / 1e3 / gr->waits : 0.0,
+			secs > 0 ? gr->sectors / 2.0 / secs : 0.0,
+			gc->min_kbps, gc->max_kbps,
+			gr->waits ? 100.0 * gr->reserved / gr->waits : 0.0);
 	}
 	fprintf(out, "expect%% = weight / sum of weights of groups active in the window; ratio = token%% / expect%% (1 for backlogged groups)\n");
-	fprintf(out, "invariants: over_limit %llu, not_conserving %llu, lost %llu, unfair %llu, accounting %llu; worst pair gap %.2f of bound; max in flight %llu\n",
+	fprintf(out, "invariants: over_limit %llu, not_conserving %llu, lost %llu, unfair %llu, accounting %llu, over_cap %llu, stalled %llu; worst pair gap %.2f of bound; max in flight %llu; timers %llu\n",
 		(unsigned long long)res->over_limit,
 		(unsigned long long)res->not_conserving,
 		(unsigned long long)res->lost,
 		(unsigned long long)res->unfair,
-		(unsigned long long)res->accounting, res->worst_pair_ratio,
-		(unsigned long long)res->max_in_flight);
+		(unsigned long long)res->accounting,
+		(unsigned long long)res->over_cap,
+		(unsigned long long)res->stalled, res->worst_pair_ratio,
+		(unsigned long long)res->max_in_flight,
+		(unsigned long long)res->timers);
 	if (res->first_violation[0])
 		fprintf(out, "first violation: %s\n", res->first_violation);
 }

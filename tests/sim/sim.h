@@ -54,6 +54,8 @@ struct sim_group_cfg {
 	u32 size_min;		/* sectors, uniform in [min, max] */
 	u32 size_max;
 	u32 write_pct;
+	u32 min_kbps;		/* reservation (range policies), 0 = none */
+	u32 max_kbps;		/* limit (range policies), 0 = none */
 };
 
 enum sim_event_kind {
@@ -65,6 +67,7 @@ enum sim_event_kind {
 	SIM_EV_IO_THROTTLE,
 	SIM_EV_TOKEN_BASE,
 	SIM_EV_CARRYOVER,
+	SIM_EV_RANGE,		/* group, value = min << 32 | max (KB/s) */
 };
 
 struct sim_event_cfg {
@@ -95,6 +98,9 @@ struct sim_group_result {
 	u64 sectors;
 	u64 tokens;		/* cost charged, by the final policy */
 	u64 max_wait_ns;	/* submit to dispatch, whole run */
+	u64 reserved;		/* dispatched in the constraint phase */
+	/* Largest (sectors - max * time) over any run of dispatches. */
+	double max_cap_excess;
 	u64 sum_wait_ns;
 	u64 waits;
 	bool backlogged;	/* queue never empty during the window */
@@ -115,6 +121,9 @@ struct sim_result {
 	u64 lost;		/* submitted and never completed */
 	u64 unfair;		/* pairwise bound exceeded */
 	u64 accounting;		/* queue counters disagree */
+	u64 over_cap;		/* a group above max by more than 2 items */
+	u64 stalled;		/* held, room below, nothing to wake us */
+	u64 timers;		/* times the glue's timer fired */
 	double worst_pair_ratio; /* largest |gap| / bound seen */
 	char first_violation[160];
 };
@@ -132,6 +141,7 @@ u64 sim_violations(const struct sim_result *res);
 /* The table ioband-sim prints. */
 void sim_print(FILE *out, const struct sim_cfg *cfg,
 	       const struct sim_result *res);
+const char *sim_policy_name(enum ioband_policy policy);
 
 /* Scenario files (format in ioband-sim.c). Returns 0 or -1, with a
  * message in @err. Free with sim_cfg_free(). */

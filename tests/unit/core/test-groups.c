@@ -209,6 +209,40 @@ TEST(parse_group_weight_bare_weight_is_the_default_groups)
 	CHECK(!is_default && id == 7 && weight == 5);
 }
 
+TEST(parse_group_spec_reads_each_policys_groups)
+{
+	u64 values[IOBAND_MAX_SPEC_VALUES] = { 0 };
+	bool is_default;
+	u64 id = 42;
+
+	CHECK(ioband_parse_group_spec("7:100:2000", 0, 2, &id, &is_default,
+				      values) == 0);
+	CHECK(!is_default && id == 7 && values[0] == 100 && values[1] == 2000);
+	CHECK(ioband_parse_group_spec(":3:0:0", 0, 3, &id, &is_default,
+				      values) == 0);
+	CHECK(is_default && id == 7 && values[0] == 3 && values[2] == 0);
+	/* -1 names the default group only where the flag allows it. */
+	CHECK(ioband_parse_group_spec("-1:5:6", IOBAND_SPEC_MINUS_ONE, 2, &id,
+				      &is_default, values) == 0);
+	CHECK(is_default && values[0] == 5 && values[1] == 6);
+	CHECK(ioband_parse_group_spec("-1:5:6", 0, 2, &id, &is_default,
+				      values) == -1);
+	/* The number of values is exact. */
+	CHECK(ioband_parse_group_spec("7:1", 0, 2, &id, &is_default,
+				      values) == -1);
+	CHECK(ioband_parse_group_spec("7:1:2:3", 0, 2, &id, &is_default,
+				      values) == -1);
+	CHECK(ioband_parse_group_spec("7:1::3", 0, 3, &id, &is_default,
+				      values) == -1);
+	CHECK(ioband_parse_group_spec("7:1:2", 0, 4, &id, &is_default,
+				      values) == -1);
+	CHECK(ioband_parse_group_spec("7:1:2", 0, 0, &id, &is_default,
+				      values) == -1);
+	CHECK(ioband_parse_group_spec("-2:1:2", IOBAND_SPEC_MINUS_ONE, 2, &id,
+				      &is_default, values) == -1);
+	CHECK(id == 7);
+}
+
 TEST(parse_u64_whole_numbers_only)
 {
 	u64 v = 9;
@@ -279,6 +313,7 @@ int main(void)
 			 T(parse_group_weight_accepts_valid_arguments),
 			 T(parse_group_weight_rejects_malformed_arguments),
 			 T(parse_group_weight_bare_weight_is_the_default_groups),
+			 T(parse_group_spec_reads_each_policys_groups),
 			 T(parse_u64_whole_numbers_only),
 			 T(detach_removes_from_lookup_and_order),
 			 T(wait_accounting_keeps_total_and_max));
