@@ -247,7 +247,7 @@
  *     (dmClock subtracts c / r from its R tags: the same thing), so
  *     weight-phase service never eats into a reservation;
  *  d. after either, L = max(L + c / l, now - B) with B =
- *     IOBAND_RANGE_LIMIT_BURST_NS = 2 ms; a group with L > now leaves
+ *     IOBAND_RANGE_LIMIT_BURST_NS = 20 ms; a group with L > now leaves
  *     both phases until then.
  *
  * Cap: a group is served only while L <= now, and every item moves L by
@@ -261,6 +261,10 @@
  * up to B, so a capped group holds its max (to 0.1% in the simulator)
  * rather than losing the wait for a completion on every item; without
  * it, a device that completes in batches served a 20% cap at 12.5%.
+ * B is 20 ms because devices batch that coarsely: null_blk's mbps cap
+ * serves each 20 ms budget in one burst, and with B = 2 ms a capped
+ * group beside a greedy one got half its max there (measured in the
+ * guest); over a second, B lets a group exceed its max by 2%.
  * Only limits leave the device idle: when every group holding items is
  * over its max, next() returns NULL with room below, and
  * ioband_sched_next_event_ns() gives the earliest L.
