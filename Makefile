@@ -4,6 +4,15 @@
 #   make check      every test: unit tests, then guest tests on 6.1 and 6.12
 #   make demo       boot a guest and share a device 200:100 between cgroups
 #   make bench-fairness   shares, throughput and latency vs dm-linear, in a guest
+#   make bench-overhead   instructions per bio; CPU-bound IOPS vs dm-linear
+#   make install    the module (into /lib/modules/<kver>/updates, then depmod),
+#                   iobandctl, its man page and completion, the systemd units
+#                   and generator, the docs; make uninstall removes them.
+#                   DESTDIR, PREFIX (/usr), INSTALL_MOD_PATH, KDIR as usual;
+#                   depmod runs only without DESTDIR (else: depmod -b by hand)
+#   make deb        the Debian packages dm-ioband-dkms and iobandctl, in ../
+#   make dkms-check build the module with DKMS for the cached 6.1 and 6.12
+#                   headers, in a temporary DKMS tree
 #
 # KDIR defaults to the running kernel's build tree, else the Debian 6.1
 # headers that scripts/fetch-kernels caches in ~/.cache/dm-ioband
@@ -37,9 +46,65 @@ bench-fairness: deps
 	scripts/fetch-kernels
 	bench/run-fairness --kernel both
 
+bench-overhead: deps
+	scripts/fetch-kernels
+	bench/run-overhead --kernel both
+
 clean:
 	-$(MAKE) -C dm-ioband clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit/core clean
 
-.PHONY: all module tools deps kernels check demo bench-fairness clean
+.PHONY: all module tools deps kernels check demo bench-fairness bench-overhead clean
+
+# ---- install, uninstall, deb ----
+
+PREFIX        ?= /usr
+SBINDIR       ?= $(PREFIX)/sbin
+MANDIR        ?= $(PREFIX)/share/man
+DOCDIR        ?= $(PREFIX)/share/doc/dm-ioband
+BASHCOMPDIR   ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDDIR    ?= $(PREFIX)/lib/systemd
+INSTALL_MOD_PATH ?=
+MODULE_KO     := dm-ioband/dm-ioband.ko
+# The kernel the module was built for, from the module itself.
+module_kver = $$(modinfo -F vermagic $(MODULE_KO) | cut -d' ' -f1)
+TOOLS_VARS    = DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) SBINDIR=$(SBINDIR) \
+		MANDIR=$(MANDIR) BASHCOMPDIR=$(BASHCOMPDIR)
+DOCS          := README.md Documentation/ioband.rst packaging/README-install.md
+UNITS         := systemd/iobandctl-apply.service systemd/iobandctl-apply.path \
+		 systemd/iobandctl-reapply.service
+
+install: all
+	@kver=$(module_kver); test -n "$$kver" || { echo "install: cannot read the kernel version of $(MODULE_KO)" >&2; exit 1; }; \
+	install -D -m 0644 $(MODULE_KO) $(DESTDIR)$(INSTALL_MOD_PATH)/lib/modules/$$kver/updates/dm-ioband.ko && \
+	echo "installed $(DESTDIR)$(INSTALL_MOD_PATH)/lib/modules/$$kver/updates/dm-ioband.ko"; \
+	if [ -n "$(DESTDIR)" ]; then echo "install: DESTDIR set: run depmod $$kver on the target"; \
+	elif [ -n "$(INSTALL_MOD_PATH)" ]; then depmod -b $(INSTALL_MOD_PATH) $$kver; \
+	else depmod $$kver; fi
+	$(MAKE) -C tools install $(TOOLS_VARS)
+	for f in $(UNITS); do install -D -m 0644 $$f $(DESTDIR)$(SYSTEMDDIR)/system/$${f#systemd/}; done
+	install -D -m 0755 systemd/iobandctl-generator $(DESTDIR)$(SYSTEMDDIR)/system-generators/iobandctl-generator
+	for f in $(DOCS); do install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/$$(basename $$f); done
+	install -D -m 0644 packaging/iobandtab.example $(DESTDIR)$(DOCDIR)/examples/iobandtab
+
+uninstall:
+	@kver=$$(modinfo -F vermagic $(MODULE_KO) 2>/dev/null | cut -d' ' -f1); kver=$${kver:-$$(uname -r)}; \
+	rm -f $(DESTDIR)$(INSTALL_MOD_PATH)/lib/modules/$$kver/updates/dm-ioband.ko; \
+	if [ -z "$(DESTDIR)" ] && [ -d $(INSTALL_MOD_PATH)/lib/modules/$$kver ]; then \
+		depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $$kver; fi
+	$(MAKE) -C tools uninstall $(TOOLS_VARS)
+	for f in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMDDIR)/system/$${f#systemd/}; done
+	rm -f $(DESTDIR)$(SYSTEMDDIR)/system-generators/iobandctl-generator
+	for f in $(DOCS); do rm -f $(DESTDIR)$(DOCDIR)/$$(basename $$f); done
+	rm -f $(DESTDIR)$(DOCDIR)/examples/iobandtab
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# The binary packages land in ../ as dpkg-buildpackage puts them.
+deb:
+	dpkg-buildpackage -us -uc -b
+
+dkms-check:
+	tests/install-check --only dkms
+
+.PHONY: install uninstall deb dkms-check
