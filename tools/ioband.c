@@ -3,7 +3,10 @@
  * Build and parse dm-ioband tables and status lines.
  *
  * Table:  <device> <ioband_device_id> <io_throttle> <io_limit> <group_type>
- *         <policy> <token_base> :<default_weight> [<id>:<weight> ...]
+ *         <policy> <token_base> :<default spec> [<id>:<spec> ...]
+ *         where a spec is, by policy, <weight> (weight, weight-iosize),
+ *         <min>:<max> (range-bw, KB/s) or <weight>:<min>:<max>
+ *         (weight-range).
  * Status: <ioband_device_id> -1 <6 counters of the default group>
  *         [<id> <6 counters> ...]
  * Stats:  the reply to the "stats" message, see ioband_parse_stats().
@@ -24,15 +27,42 @@ static const char *const group_types[] = {
 	"none", "cgroup", "uid", "user", "gid", "pid", "pgrp",
 };
 
-/* range-bw takes <min>:<max> pairs instead of weights: not parsed yet. */
 static const char *const policies[] = {
-	"weight", "weight-iosize",
+	"weight", "weight-iosize", "range-bw", "weight-range",
 };
 
 /* The policies whose cost is a sector count rather than an IO. */
 int ioband_iosize_policy(const char *policy)
 {
 	return !strcmp(policy, "weight-iosize");
+}
+
+/* The policies that give groups a minimum and a maximum bandwidth. */
+int ioband_range_policy(const char *policy)
+{
+	return !strcmp(policy, "range-bw") || !strcmp(policy, "weight-range");
+}
+
+enum ioband_spec ioband_policy_spec(const char *policy)
+{
+	if (!strcmp(policy, "range-bw"))
+		return IOBAND_SPEC_RANGE;
+	if (!strcmp(policy, "weight-range"))
+		return IOBAND_SPEC_WEIGHT_RANGE;
+	return IOBAND_SPEC_WEIGHT;
+}
+
+/* How a group's spec is written, for messages. */
+const char *ioband_spec_help(enum ioband_spec spec)
+{
+	switch (spec) {
+	case IOBAND_SPEC_RANGE:
+		return "<min>:<max> (KB/s, max 0: no limit)";
+	case IOBAND_SPEC_WEIGHT_RANGE:
+		return "<weight>:<min>:<max> (KB/s, max 0: no limit)";
+	default:
+		return "<weight>";
+	}
 }
 
 static int in_list(const char *s, const char *const *list, size_t n)
@@ -194,6 +224,131 @@ int ioband_split_weight_arg(const char *arg, char **key, unsigned int *weight)
 	return *key ? 0 : -ENOMEM;
 }
 
+/* min <= max, or max 0: no limit. */
+int ioband_valid_range(uint32_t min_kbps, uint32_t max_kbps)
+{
+	return !max_kbps || min_kbps <= max_kbps;
+}
+
+static int parse_kbps_len(const char *s, size_t len, uint32_t *kbps)
+{
+	uint64_t v;
+	int rc = parse_u64(s, len, UINT32_MAX, &v);
+
+	if (!rc)
+		*kbps = v;
+	return rc;
+}
+
+/*
+ * Parse the @len chars at @s as a spec of @spec into @out (weight 100
+ * under range-bw, range 0:0 under the weight policies). Returns -EINVAL
+ * when malformed, -ERANGE when a number is out of range or min > max.
+ */
+static int parse_spec_len(enum ioband_spec spec, const char *s, size_t len,
+			  struct ioband_group_spec *out)
+{
+	const char *end = s + len, *c1, *c2 = NULL;
+	struct ioband_group_spec g = { IOBAND_WEIGHT_DEFAULT, 0, 0 };
+	size_t want = spec == IOBAND_SPEC_WEIGHT ? 0 :
+		      spec == IOBAND_SPEC_RANGE ? 1 : 2, n = 0;
+	const char *p;
+	int rc;
+
+	for (p = s; p < end; p++)
+		if (*p == ':')
+			n++;
+	if (n != want)
+		return -EINVAL;
+	c1 = memchr(s, ':', len);
+	if (c1)
+		c2 = memchr(c1 + 1, ':', end - c1 - 1);
+	switch (spec) {
+	case IOBAND_SPEC_WEIGHT:
+		rc = parse_weight_len(s, len, &g.weight);
+		break;
+	case IOBAND_SPEC_RANGE:
+		rc = parse_kbps_len(s, c1 - s, &g.min_kbps);
+		if (!rc)
+			rc = parse_kbps_len(c1 + 1, end - c1 - 1, &g.max_kbps);
+		break;
+	default:
+		rc = parse_weight_len(s, c1 - s, &g.weight);
+		if (!rc)
+			rc = parse_kbps_len(c1 + 1, c2 - c1 - 1, &g.min_kbps);
+		if (!rc)
+			rc = parse_kbps_len(c2 + 1, end - c2 - 1, &g.max_kbps);
+		break;
+	}
+	if (rc)
+		return rc;
+	if (!ioband_valid_range(g.min_kbps, g.max_kbps))
+		return -ERANGE;
+	*out = g;
+	return 0;
+}
+
+int ioband_parse_spec(enum ioband_spec spec, const char *str,
+		      struct ioband_group_spec *out)
+{
+	return parse_spec_len(spec, str, strlen(str), out);
+}
+
+/* Render a spec as the table writes it (without the id and first ':'). */
+int ioband_format_spec(enum ioband_spec spec, const struct ioband_group_spec *g,
+		       char *buf, size_t len)
+{
+	int n;
+
+	switch (spec) {
+	case IOBAND_SPEC_RANGE:
+		n = snprintf(buf, len, "%u:%u", g->min_kbps, g->max_kbps);
+		break;
+	case IOBAND_SPEC_WEIGHT_RANGE:
+		n = snprintf(buf, len, "%u:%u:%u", g->weight, g->min_kbps,
+			     g->max_kbps);
+		break;
+	default:
+		n = snprintf(buf, len, "%u", g->weight);
+		break;
+	}
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+/*
+ * Split "KEY=SPEC" at the last '=' that leaves a SPEC of @spec (a cgroup
+ * name may hold '='); *key is allocated. Returns -EINVAL if there is no
+ * '=' or an empty side, -ERANGE if SPEC is not a valid spec, or -ENOMEM.
+ */
+int ioband_split_spec_arg(enum ioband_spec spec, const char *arg, char **key,
+			  struct ioband_group_spec *out)
+{
+	const char *eq = strrchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1])
+		return -EINVAL;
+	if (ioband_parse_spec(spec, eq + 1, out))
+		return -ERANGE;
+	*key = strndup(arg, eq - arg);
+	return *key ? 0 : -ENOMEM;
+}
+
+void ioband_table_default_spec(const struct ioband_table *t,
+			       struct ioband_group_spec *g)
+{
+	g->weight = t->default_weight;
+	g->min_kbps = t->default_min_kbps;
+	g->max_kbps = t->default_max_kbps;
+}
+
+void ioband_group_to_spec(const struct ioband_weight *w,
+			  struct ioband_group_spec *g)
+{
+	g->weight = w->weight;
+	g->min_kbps = w->min_kbps;
+	g->max_kbps = w->max_kbps;
+}
+
 const struct ioband_weight *ioband_table_find_weight(const struct ioband_table *t,
 						     uint64_t id)
 {
@@ -205,13 +360,14 @@ const struct ioband_weight *ioband_table_find_weight(const struct ioband_table *
 	return NULL;
 }
 
-/* -EEXIST if @id already has a weight: one group, one weight. */
-int ioband_table_add_weight(struct ioband_table *t, uint64_t id,
-			    unsigned int weight)
+/* -EEXIST if @id is already there: one group, one spec. */
+int ioband_table_add_group(struct ioband_table *t, uint64_t id,
+			   const struct ioband_group_spec *g)
 {
 	struct ioband_weight *w;
 
-	if (weight < IOBAND_WEIGHT_MIN || weight > IOBAND_WEIGHT_MAX)
+	if (g->weight < IOBAND_WEIGHT_MIN || g->weight > IOBAND_WEIGHT_MAX ||
+	    !ioband_valid_range(g->min_kbps, g->max_kbps))
 		return -ERANGE;
 	if (ioband_table_find_weight(t, id))
 		return -EEXIST;
@@ -219,10 +375,20 @@ int ioband_table_add_weight(struct ioband_table *t, uint64_t id,
 	if (!w)
 		return -ENOMEM;
 	w[t->nr_weights].id = id;
-	w[t->nr_weights].weight = weight;
+	w[t->nr_weights].weight = g->weight;
+	w[t->nr_weights].min_kbps = g->min_kbps;
+	w[t->nr_weights].max_kbps = g->max_kbps;
 	t->weights = w;
 	t->nr_weights++;
 	return 0;
+}
+
+int ioband_table_add_weight(struct ioband_table *t, uint64_t id,
+			    unsigned int weight)
+{
+	struct ioband_group_spec g = { weight, 0, 0 };
+
+	return ioband_table_add_group(t, id, &g);
 }
 
 static int valid_device(const char *device)
@@ -240,7 +406,9 @@ static int valid_device(const char *device)
 /* Render the constructor arguments; *params is allocated. */
 int ioband_format_params(const struct ioband_table *t, char **params)
 {
-	char *buf = NULL;
+	struct ioband_group_spec g;
+	enum ioband_spec spec;
+	char *buf = NULL, s[48];
 	size_t size, i;
 	FILE *f;
 
@@ -248,22 +416,30 @@ int ioband_format_params(const struct ioband_table *t, char **params)
 	    !ioband_valid_group_type(t->group_type) ||
 	    !ioband_valid_policy(t->policy) ||
 	    t->default_weight < IOBAND_WEIGHT_MIN ||
-	    t->default_weight > IOBAND_WEIGHT_MAX)
+	    t->default_weight > IOBAND_WEIGHT_MAX ||
+	    !ioband_valid_range(t->default_min_kbps, t->default_max_kbps))
 		return -EINVAL;
 	for (i = 0; i < t->nr_weights; i++)
 		if (t->weights[i].weight < IOBAND_WEIGHT_MIN ||
-		    t->weights[i].weight > IOBAND_WEIGHT_MAX)
+		    t->weights[i].weight > IOBAND_WEIGHT_MAX ||
+		    !ioband_valid_range(t->weights[i].min_kbps,
+					t->weights[i].max_kbps))
 			return -EINVAL;
 
+	spec = ioband_policy_spec(t->policy);
 	f = open_memstream(&buf, &size);
 	if (!f)
 		return -ENOMEM;
-	fprintf(f, "%s %s %u %u %s %s %u :%u", t->device, t->domain,
+	ioband_table_default_spec(t, &g);
+	ioband_format_spec(spec, &g, s, sizeof(s));
+	fprintf(f, "%s %s %u %u %s %s %u :%s", t->device, t->domain,
 		t->io_throttle, t->io_limit, t->group_type, t->policy,
-		t->token_base, t->default_weight);
-	for (i = 0; i < t->nr_weights; i++)
-		fprintf(f, " %llu:%u", (unsigned long long)t->weights[i].id,
-			t->weights[i].weight);
+		t->token_base, s);
+	for (i = 0; i < t->nr_weights; i++) {
+		ioband_group_to_spec(&t->weights[i], &g);
+		ioband_format_spec(spec, &g, s, sizeof(s));
+		fprintf(f, " %llu:%s", (unsigned long long)t->weights[i].id, s);
+	}
 	if (ferror(f) | fclose(f)) {
 		free(buf);
 		return -ENOMEM;
@@ -304,24 +480,27 @@ static size_t split_group(const struct token *tok, struct token *fields)
 	}
 }
 
+/*
+ * A group "<id>:<spec>" in the policy's form: <id>:<weight> (weight,
+ * weight-iosize), <id>:<min>:<max> (range-bw), <id>:<weight>:<min>:<max>
+ * (weight-range).
+ */
 static int parse_table_weight(const struct token *tok, struct ioband_table *t)
 {
 	struct token f[IOBAND_GROUP_FIELDS_MAX];
-	unsigned int weight;
+	enum ioband_spec spec = ioband_policy_spec(t->policy);
+	struct ioband_group_spec g;
+	size_t n = spec == IOBAND_SPEC_WEIGHT ? 2 :
+		   spec == IOBAND_SPEC_RANGE ? 3 : 4;
 	uint64_t id;
 
-	/*
-	 * weight and weight-iosize take <id>:<weight>; range-bw
-	 * (<id>:<min>:<max>) and weight-range (<id>:<weight>:<min>:<max>)
-	 * will add their field counts here.
-	 */
-	if (split_group(tok, f) != 2)
+	if (split_group(tok, f) != n)
 		return -EINVAL;
 	if (parse_u64(f[0].s, f[0].len, UINT64_MAX, &id) ||
-	    parse_weight_len(f[1].s, f[1].len, &weight))
+	    parse_spec_len(spec, f[1].s, tok->s + tok->len - f[1].s, &g))
 		return -EINVAL;
 	/* A group given twice is malformed, not a reason to merge. */
-	switch (ioband_table_add_weight(t, id, weight)) {
+	switch (ioband_table_add_group(t, id, &g)) {
 	case 0:
 		return 0;
 	case -ENOMEM:
@@ -333,6 +512,7 @@ static int parse_table_weight(const struct token *tok, struct ioband_table *t)
 
 static int parse_table_fields(const char *params, struct ioband_table *t)
 {
+	struct ioband_group_spec g;
 	struct token tok;
 	const char *pos = params;
 	int rc;
@@ -371,8 +551,12 @@ static int parse_table_fields(const char *params, struct ioband_table *t)
 
 	next_token(&pos, &tok);
 	if (tok.s[0] != ':' ||
-	    parse_weight_len(tok.s + 1, tok.len - 1, &t->default_weight))
+	    parse_spec_len(ioband_policy_spec(t->policy), tok.s + 1,
+			   tok.len - 1, &g))
 		return -EINVAL;
+	t->default_weight = g.weight;
+	t->default_min_kbps = g.min_kbps;
+	t->default_max_kbps = g.max_kbps;
 
 	while (next_token(&pos, &tok)) {
 		rc = parse_table_weight(&tok, t);
@@ -528,6 +712,8 @@ static const struct stats_key group_keys[] = {
 	KEY("wait_max_ns",    STATS_U64, struct ioband_stats_group, wait_max_ns),
 	KEY("service_ns",     STATS_U64, struct ioband_stats_group, service_ns),
 	KEY("finish_tag",     STATS_U64, struct ioband_stats_group, finish_tag),
+	OPT_KEY("min_kbps", struct ioband_stats_group, min_kbps, has_range),
+	OPT_KEY("max_kbps", struct ioband_stats_group, max_kbps, has_range),
 };
 
 #define NR_DOMAIN_KEYS	(sizeof(domain_keys) / sizeof(*domain_keys))
@@ -723,12 +909,18 @@ int ioband_stats_from_status(const struct ioband_table *t,
 
 		g->is_default = s->is_default;
 		g->id = s->id;
+		g->has_range = ioband_range_policy(t->policy);
 		if (g->is_default) {
 			g->weight = t->default_weight;
+			g->min_kbps = t->default_min_kbps;
+			g->max_kbps = t->default_max_kbps;
 		} else {
 			/* 0 when the group lost its weight between two ioctls. */
 			w = ioband_table_find_weight(t, s->id);
 			g->weight = w ? w->weight : 0;
+			g->min_kbps = w ? w->min_kbps : 0;
+			g->max_kbps = w ? w->max_kbps : 0;
+			g->has_range = g->has_range && w;
 		}
 		g->reads = s->reads;
 		g->read_sectors = s->read_sectors;

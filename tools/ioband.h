@@ -17,9 +17,30 @@
 #define IOBAND_TYPE_MAX		15	/* longest group_type or policy name */
 #define IOBAND_STATUS_FIELDS	7	/* tokens per group in the status line */
 
+/*
+ * A group of the table: its weight (policies weight, weight-iosize and
+ * weight-range) and its range in KB/s (range-bw and weight-range; max 0 is
+ * no limit). Under range-bw the weight is not in the table: it stays 100.
+ */
 struct ioband_weight {
 	uint64_t id;
 	unsigned int weight;
+	uint32_t min_kbps;
+	uint32_t max_kbps;
+};
+
+/* How a policy spells a group: <weight>, <min>:<max> or <weight>:<min>:<max>. */
+enum ioband_spec {
+	IOBAND_SPEC_WEIGHT,
+	IOBAND_SPEC_RANGE,
+	IOBAND_SPEC_WEIGHT_RANGE,
+};
+
+/* What a group gets: a weight and a range, as the policy's spec says. */
+struct ioband_group_spec {
+	unsigned int weight;
+	uint32_t min_kbps;
+	uint32_t max_kbps;
 };
 
 /* The constructor arguments: what follows "<start> <len> ioband". */
@@ -32,6 +53,8 @@ struct ioband_table {
 	char policy[IOBAND_TYPE_MAX + 1];
 	unsigned int token_base;		/* 0 = kernel default */
 	unsigned int default_weight;
+	uint32_t default_min_kbps;		/* range policies */
+	uint32_t default_max_kbps;
 	size_t nr_weights;
 	struct ioband_weight *weights;
 };
@@ -58,12 +81,28 @@ int ioband_valid_domain(const char *domain);
 int ioband_valid_group_type(const char *type);
 int ioband_valid_policy(const char *policy);
 int ioband_iosize_policy(const char *policy);
+int ioband_range_policy(const char *policy);
+enum ioband_spec ioband_policy_spec(const char *policy);
+const char *ioband_spec_help(enum ioband_spec spec);
+int ioband_parse_spec(enum ioband_spec spec, const char *str,
+		      struct ioband_group_spec *out);
+int ioband_valid_range(uint32_t min_kbps, uint32_t max_kbps);
+int ioband_format_spec(enum ioband_spec spec, const struct ioband_group_spec *g,
+		       char *buf, size_t len);
+int ioband_split_spec_arg(enum ioband_spec spec, const char *arg, char **key,
+			  struct ioband_group_spec *out);
 
 int ioband_parse_weight(const char *str, unsigned int *weight);
 int ioband_split_weight_arg(const char *arg, char **key, unsigned int *weight);
 
 int ioband_table_add_weight(struct ioband_table *t, uint64_t id,
 			    unsigned int weight);
+int ioband_table_add_group(struct ioband_table *t, uint64_t id,
+			   const struct ioband_group_spec *g);
+void ioband_table_default_spec(const struct ioband_table *t,
+			       struct ioband_group_spec *g);
+void ioband_group_to_spec(const struct ioband_weight *w,
+			  struct ioband_group_spec *g);
 const struct ioband_weight *ioband_table_find_weight(const struct ioband_table *t,
 						     uint64_t id);
 int ioband_format_params(const struct ioband_table *t, char **params);
@@ -94,6 +133,9 @@ struct ioband_stats_group {
 	uint64_t wait_max_ns;
 	uint64_t service_ns;	/* total time from dispatch to completion */
 	uint64_t finish_tag;
+	int has_range;		/* optional keys min_kbps and max_kbps given */
+	uint64_t min_kbps;
+	uint64_t max_kbps;	/* 0: no limit */
 };
 
 struct ioband_stats {

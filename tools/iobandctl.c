@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,7 +35,10 @@
 #include "cgroup.h"
 #include "groupkey.h"
 #include "ioband.h"
+#include "iobandtab.h"
 #include "report.h"
+
+#include <blkid.h>
 
 #ifndef IOBANDCTL_VERSION
 #define IOBANDCTL_VERSION "unknown"
@@ -168,29 +172,60 @@ static unsigned int parse_weight_arg(const char *arg)
 	return weight;
 }
 
-/* Split "KEY=SPEC" (at its last '='); *key is allocated. */
-static char *split_key_spec(const char *what, const char *arg,
-			    unsigned int *weight)
+static const char *spec_example(enum ioband_spec spec)
 {
+	switch (spec) {
+	case IOBAND_SPEC_RANGE:
+		return "a/b=10240:51200";
+	case IOBAND_SPEC_WEIGHT_RANGE:
+		return "a/b=200:10240:0";
+	default:
+		return "a/b=200";
+	}
+}
+
+/*
+ * Split "KEY=SPEC" (at its last '='), SPEC as policy @policy spells a
+ * group; *key is allocated.
+ */
+static char *split_key_spec(const char *what, const char *policy,
+			    const char *arg, struct ioband_group_spec *g)
+{
+	enum ioband_spec spec = ioband_policy_spec(policy);
 	char *key;
-	int rc = ioband_split_weight_arg(arg, &key, weight);
+	int rc = ioband_split_spec_arg(spec, arg, &key, g);
 
 	if (rc == -EINVAL)
-		errx(EXIT_FAILURE, "invalid %s '%s': expected <key>=<weight>, "
-		     "e.g. a/b=200", what, arg);
+		errx(EXIT_FAILURE, "invalid %s '%s': expected <key>=%s, e.g. %s",
+		     what, arg, ioband_spec_help(spec), spec_example(spec));
+	if (rc == -ENOMEM)
+		die_nomem();
 	if (rc)
-		die_bad_weight(rc, strrchr(arg, '=') + 1);
+		errx(EXIT_FAILURE, "invalid %s '%s': policy %s wants <key>=%s, "
+		     "weights from %d to %d, KB/s with min <= max or max 0 (no "
+		     "limit)", what, arg, policy, ioband_spec_help(spec),
+		     IOBAND_WEIGHT_MIN, IOBAND_WEIGHT_MAX);
 	return key;
 }
 
 static void check_policy(const char *policy)
 {
-	if (!strcmp(policy, "range-bw") || !strcmp(policy, "weight-range"))
-		errx(EXIT_FAILURE, "policy %s is not supported yet: use weight "
-		     "or weight-iosize", policy);
 	if (!ioband_valid_policy(policy))
-		errx(EXIT_FAILURE, "unknown policy '%s': use weight or "
-		     "weight-iosize", policy);
+		errx(EXIT_FAILURE, "unknown policy '%s': use weight, "
+		     "weight-iosize, range-bw or weight-range", policy);
+}
+
+/* "MIN:MAX" in KB/s. */
+static void parse_range_arg(const char *what, const char *arg,
+			    struct ioband_group_spec *g)
+{
+	struct ioband_group_spec r;
+
+	if (ioband_parse_spec(IOBAND_SPEC_RANGE, arg, &r))
+		errx(EXIT_FAILURE, "invalid %s '%s': expected <min>:<max> in "
+		     "KB/s, min <= max or max 0 (no limit)", what, arg);
+	g->min_kbps = r.min_kbps;
+	g->max_kbps = r.max_kbps;
 }
 
 /*
@@ -523,6 +558,13 @@ static int send_message(const char *name, const char *msg, char **response,
 }
 
 /* Send a message to change device @name; exits on failure. */
+/*
+ * While set, a refused message is a warning and a count in soft_failures,
+ * not the end: apply goes on with the other lines.
+ */
+static int soft_changes;
+static unsigned int soft_failures;
+
 static void change_device(const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void change_device(const char *name, const char *fmt, ...)
@@ -539,11 +581,14 @@ static void change_device(const char *name, const char *fmt, ...)
 		fprintf(stderr, "iobandctl: message to %s: %s\n", name, msg);
 	if (!send_message(name, msg, NULL, &e)) {
 		if (e == EINVAL)
-			errx(EXIT_FAILURE, "%s refused '%s': the kernel log (dmesg) "
-			     "says why; an older dm-ioband module may not know "
-			     "this message", name, msg);
-		warn_dm_errno(e, "change", name);
-		exit(EXIT_FAILURE);
+			warnx("%s refused '%s': the kernel log (dmesg) says why; "
+			      "an older dm-ioband module may not know this "
+			      "message", name, msg);
+		else
+			warn_dm_errno(e, "change", name);
+		if (!soft_changes)
+			exit(EXIT_FAILURE);
+		soft_failures++;
 	}
 	free(msg);
 }
@@ -1016,18 +1061,25 @@ out:
 	return ok;
 }
 
-/* Turn each "KEY=W" into an id:weight of the table. */
+/* Turn each "KEY=SPEC" into a group of the table ("default": its own). */
 static void add_group_args(struct ioband_table *t, char **args, size_t n)
 {
+	struct ioband_group_spec g;
 	char *root = NULL, *key;
-	unsigned int weight;
 	size_t i;
 	int rc;
 
 	for (i = 0; i < n; i++) {
-		key = split_key_spec("--group", args[i], &weight);
-		rc = ioband_table_add_weight(t, resolve_key(t->group_type, key,
-							    &root), weight);
+		key = split_key_spec("--group", t->policy, args[i], &g);
+		if (!strcmp(key, GROUP_KEY_DEFAULT)) {
+			t->default_weight = g.weight;
+			t->default_min_kbps = g.min_kbps;
+			t->default_max_kbps = g.max_kbps;
+			free(key);
+			continue;
+		}
+		rc = ioband_table_add_group(t, resolve_key(t->group_type, key,
+							   &root), &g);
 		if (rc == -EEXIST)
 			errx(EXIT_FAILURE, "group %s is given more than once", key);
 		if (rc)
@@ -1045,6 +1097,8 @@ static void copy_word(char *buf, size_t size, const char *word)
 static int cmd_create(const struct command *cmd, int argc, char **argv)
 {
 	enum { OPT_IO_LIMIT = 0x100, OPT_IO_THROTTLE, OPT_TOKEN_BASE };
+	struct ioband_group_spec range = { 0, 0, 0 };
+	const char *range_arg = NULL;
 	static const struct option longopts[] = {
 		{ "domain",         required_argument, NULL, 'd' },
 		{ "policy",         required_argument, NULL, 'p' },
@@ -1052,6 +1106,7 @@ static int cmd_create(const struct command *cmd, int argc, char **argv)
 		{ "group",          required_argument, NULL, 'g' },
 		{ "weight",         required_argument, NULL, 'w' },
 		{ "default-weight", required_argument, NULL, 'D' },
+		{ "default-range",  required_argument, NULL, 'R' },
 		{ "io-limit",       required_argument, NULL, OPT_IO_LIMIT },
 		{ "io-throttle",    required_argument, NULL, OPT_IO_THROTTLE },
 		{ "token-base",     required_argument, NULL, OPT_TOKEN_BASE },
@@ -1072,7 +1127,7 @@ static int cmd_create(const struct command *cmd, int argc, char **argv)
 
 	/* Every --group fits in argc slots. */
 	group_args = xcalloc(argc, sizeof(*group_args));
-	while ((c = getopt_long(argc, argv, "d:p:t:g:w:D:nh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:p:t:g:w:D:R:nh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			domain = optarg;
@@ -1093,6 +1148,10 @@ static int cmd_create(const struct command *cmd, int argc, char **argv)
 			break;
 		case 'D':
 			t.default_weight = parse_weight_arg(optarg);
+			break;
+		case 'R':
+			range_arg = optarg;
+			parse_range_arg("--default-range", optarg, &range);
 			break;
 		case OPT_IO_LIMIT:
 			t.io_limit = parse_uint_arg("--io-limit", optarg);
@@ -1130,6 +1189,11 @@ static int cmd_create(const struct command *cmd, int argc, char **argv)
 	if (!*t.device || strpbrk(t.device, " \t\n"))
 		errx(EXIT_FAILURE, "invalid device '%s'", t.device);
 
+	if (range_arg && !ioband_range_policy(t.policy))
+		errx(EXIT_FAILURE, "--default-range %s needs policy range-bw or "
+		     "weight-range", range_arg);
+	t.default_min_kbps = range.min_kbps;
+	t.default_max_kbps = range.max_kbps;
 	add_group_args(&t, group_args, nr_group_args);
 	free(group_args);
 
@@ -1297,7 +1361,10 @@ static int cmd_list(const struct command *cmd, int argc, char **argv)
 
 static int cmd_table(const struct command *cmd, int argc, char **argv)
 {
+	struct ioband_group_spec g;
+	enum ioband_spec spec;
 	struct ioband_table t;
+	char s[48];
 	uint64_t sectors, *ids;
 	char **names, *dev;
 	size_t i;
@@ -1305,6 +1372,7 @@ static int cmd_table(const struct command *cmd, int argc, char **argv)
 	parse_no_options(cmd, argc, argv, 1, 1);
 	if (!load_table(argv[optind], &t, &sectors, 0))
 		return EXIT_FAILURE;
+	spec = ioband_policy_spec(t.policy);
 
 	ids = xcalloc(t.nr_weights, sizeof(*ids));
 	for (i = 0; i < t.nr_weights; i++)
@@ -1312,14 +1380,18 @@ static int cmd_table(const struct command *cmd, int argc, char **argv)
 	names = group_names(t.group_type, ids, t.nr_weights);
 	dev = device_name(t.device);
 
-	printf("0 %" PRIu64 " %s %s %s %u %u %s %s %u :%u", sectors,
+	ioband_table_default_spec(&t, &g);
+	ioband_format_spec(spec, &g, s, sizeof(s));
+	printf("0 %" PRIu64 " %s %s %s %u %u %s %s %u :%s", sectors,
 	       IOBAND_TARGET_NAME, dev, t.domain, t.io_throttle, t.io_limit,
-	       t.group_type, t.policy, t.token_base, t.default_weight);
+	       t.group_type, t.policy, t.token_base, s);
 	for (i = 0; i < t.nr_weights; i++) {
+		ioband_group_to_spec(&t.weights[i], &g);
+		ioband_format_spec(spec, &g, s, sizeof(s));
 		if (names[i])
-			printf(" %s:%u", names[i], t.weights[i].weight);
+			printf(" %s:%s", names[i], s);
 		else
-			printf(" %" PRIu64 ":%u", ids[i], t.weights[i].weight);
+			printf(" %" PRIu64 ":%s", ids[i], s);
 	}
 	putchar('\n');
 
@@ -1334,17 +1406,42 @@ static int cmd_table(const struct command *cmd, int argc, char **argv)
  * set, attach, detach, policy, reset: messages to a live device
  */
 
-/* "weight <w>" for KEY "default", else "weight <id>:<w>". */
+/*
+ * Give group @id (@is_default: the default group) its spec under the
+ * device's policy: "weight [<id>:]<w>" and "range-bw <id>|-1:<min>:<max>".
+ */
+static void send_spec(struct target *tg, int is_default, uint64_t id,
+		      const struct ioband_group_spec *g)
+{
+	enum ioband_spec spec = ioband_policy_spec(tg->table.policy);
+
+	if (spec != IOBAND_SPEC_RANGE) {
+		if (is_default)
+			change_device(tg->name, "weight %u", g->weight);
+		else
+			change_device(tg->name, "weight %" PRIu64 ":%u", id,
+				      g->weight);
+	}
+	if (spec == IOBAND_SPEC_WEIGHT)
+		return;
+	if (is_default)
+		change_device(tg->name, "range-bw -1:%u:%u", g->min_kbps,
+			      g->max_kbps);
+	else
+		change_device(tg->name, "range-bw %" PRIu64 ":%u:%u", id,
+			      g->min_kbps, g->max_kbps);
+}
+
+/* KEY=SPEC, the key "default" for the default group. */
 static void set_weight(struct target *tg, const char *arg)
 {
-	unsigned int weight;
-	char *key = split_key_spec("group weight", arg, &weight);
+	struct ioband_group_spec g;
+	char *key = split_key_spec("group", tg->table.policy, arg, &g);
 
 	if (!strcmp(key, GROUP_KEY_DEFAULT))
-		change_device(tg->name, "weight %u", weight);
+		send_spec(tg, 1, 0, &g);
 	else
-		change_device(tg->name, "weight %" PRIu64 ":%u",
-			      target_key(tg, key), weight);
+		send_spec(tg, 0, target_key(tg, key), &g);
 	free(key);
 }
 
@@ -1410,11 +1507,25 @@ static int cmd_attach(const struct command *cmd, int argc, char **argv)
 	parse_no_options(cmd, argc, argv, 2, 3);
 	open_target(&tg, argv[optind]);
 	id = target_key(&tg, argv[optind + 1]);
-	if (argc - optind == 3)
-		change_device(tg.name, "attach %" PRIu64 ":%u", id,
-			      parse_weight_arg(argv[optind + 2]));
-	else
+	if (argc - optind == 3) {
+		enum ioband_spec spec = ioband_policy_spec(tg.table.policy);
+		struct ioband_group_spec g;
+
+		if (spec == IOBAND_SPEC_WEIGHT) {
+			change_device(tg.name, "attach %" PRIu64 ":%u", id,
+				      parse_weight_arg(argv[optind + 2]));
+		} else {
+			if (ioband_parse_spec(spec, argv[optind + 2], &g))
+				errx(EXIT_FAILURE, "invalid spec '%s': policy %s "
+				     "wants %s", argv[optind + 2],
+				     tg.table.policy, ioband_spec_help(spec));
+			change_device(tg.name, "attach %" PRIu64 ":%u", id,
+				      g.weight);
+			send_spec(&tg, 0, id, &g);
+		}
+	} else {
 		change_device(tg.name, "attach %" PRIu64, id);
+	}
 	close_target(&tg);
 	return EXIT_SUCCESS;
 }
@@ -1454,6 +1565,520 @@ static int cmd_reset(const struct command *cmd, int argc, char **argv)
 }
 
 /*
+ * apply and save: the iobandtab file
+ */
+
+/* "major:minor" of block device @path, allocated; NULL if it is none. */
+static char *majmin_of(const char *path)
+{
+	unsigned int major, minor;
+	struct stat st;
+
+	if (parse_majmin(path, &major, &minor))
+		return xasprintf("%u:%u", major, minor);
+	if (stat(path, &st) || !S_ISBLK(st.st_mode))
+		return NULL;
+	return xasprintf("%u:%u", major(st.st_rdev), minor(st.st_rdev));
+}
+
+/* The name of dm device @majmin, allocated; NULL if it is not dm. */
+static char *dm_name_of(const char *majmin)
+{
+	char path[96], name[DM_NAME_LEN + 1];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%s/dm/name", majmin);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	ok = fgets(name, sizeof(name), f) != NULL;
+	fclose(f);
+	if (!ok)
+		return NULL;
+	name[strcspn(name, "\n")] = '\0';
+	return xasprintf("%s", name);
+}
+
+/*
+ * Resolve a device of the tab: a path, major:minor, or a TAG=value that
+ * libblkid evaluates (UUID=, LABEL=, PARTUUID=, PARTLABEL=). A filesystem
+ * is seen through the ioband device above its disk too, and libblkid
+ * prefers device-mapper: an ioband device found so stands for its own
+ * device. Returns "major:minor", allocated, or NULL.
+ */
+static char *resolve_tab_device(const char *dev)
+{
+	char *path, *mm, *dm;
+	struct ioband_table t;
+
+	if (*dev != '/' && strchr(dev, '=')) {
+		path = blkid_evaluate_tag(dev, NULL, NULL);
+		if (!path)
+			return NULL;
+		mm = majmin_of(path);
+		free(path);
+	} else {
+		mm = majmin_of(dev);
+	}
+	if (!mm)
+		return NULL;
+	dm = dm_name_of(mm);
+	if (dm && load_table(dm, &t, NULL, 1)) {
+		free(mm);
+		mm = majmin_of(t.device);
+		ioband_table_free(&t);
+	}
+	free(dm);
+	return mm;
+}
+
+struct apply_state {
+	const char *file;
+	unsigned int bad;	/* lines or groups that failed */
+	unsigned int pending;	/* cgroups that do not exist yet */
+	char *cgroup_root;
+	int have_root;		/* 1: found, -1: looked, none */
+	int print_cgroups;	/* --print-cgroups: only list them */
+};
+
+static void tab_error(void *ctx, unsigned int line, const char *msg)
+{
+	struct apply_state *st = ctx;
+
+	warnx("%s:%u: %s", st->file, line, msg);
+	st->bad++;
+}
+
+/* "%s:%u: NAME: ..." for entry @e; counts a failure. */
+__attribute__((format(printf, 3, 4)))
+static void entry_error(struct apply_state *st, const struct iobandtab_entry *e,
+			const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "iobandctl: %s:%u: %s: ", st->file, e->line, e->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	st->bad++;
+}
+
+/*
+ * The id of group @g of entry @e: 1, or 0 when it cannot be had now (a
+ * cgroup not created yet is pending and reported; anything else an error).
+ */
+static int tab_group_id(struct apply_state *st, const struct iobandtab_entry *e,
+			const struct iobandtab_group *g, uint64_t *id)
+{
+	int rc;
+
+	if (group_type_uses_cgroups(e->group_type) && !st->have_root) {
+		st->have_root = cgroup_find_mount(MOUNTINFO, &st->cgroup_root) ?
+				-1 : 1;
+	}
+	if (group_type_uses_cgroups(e->group_type) && st->have_root < 0) {
+		entry_error(st, e, "group %s: cgroup v2 is not mounted", g->key);
+		return 0;
+	}
+	rc = group_key_to_id(e->group_type, g->key, st->cgroup_root, id);
+	if (!rc)
+		return 1;
+	if (rc == -ENOMEM)
+		die_nomem();
+	if (rc == -ENOENT && group_type_uses_cgroups(e->group_type)) {
+		fprintf(stderr, "iobandctl: %s:%u: %s: cgroup %s does not exist "
+			"yet: attached when it does (iobandctl apply)\n",
+			st->file, e->line, e->name, g->key);
+		st->pending++;
+		return 0;
+	}
+	entry_error(st, e, "group %s: %s", g->key, rc == -ENOENT ?
+		    "no such user or group" : group_type_key_help(e->group_type));
+	return 0;
+}
+
+static int same_spec(enum ioband_spec spec, const struct ioband_group_spec *a,
+		     const struct ioband_group_spec *b)
+{
+	return (spec == IOBAND_SPEC_RANGE || a->weight == b->weight) &&
+	       (spec == IOBAND_SPEC_WEIGHT ||
+		(a->min_kbps == b->min_kbps && a->max_kbps == b->max_kbps));
+}
+
+/* Bring the live device to entry @e with messages; never detaches. */
+static void update_device(struct apply_state *st, const struct iobandtab_entry *e,
+			  const struct ioband_table *want, const char *mm)
+{
+	struct ioband_group_spec cur;
+	enum ioband_spec spec;
+	struct target tg;
+	int policy_changed;
+	size_t i;
+
+	memset(&tg, 0, sizeof(tg));
+	tg.name = e->name;
+	if (!load_table(e->name, &tg.table, NULL, 1)) {
+		entry_error(st, e, "a device-mapper device of that name exists "
+			    "and is not an ioband device (or not ours)");
+		return;
+	}
+	if (strcmp(tg.table.device, mm) || strcmp(tg.table.domain, want->domain) ||
+	    strcmp(tg.table.group_type, want->group_type)) {
+		entry_error(st, e, "it exists on %s, domain %s, type %s; the file "
+			    "says %s, %s, %s: iobandctl remove %s first",
+			    tg.table.device, tg.table.domain, tg.table.group_type,
+			    mm, want->domain, want->group_type, e->name);
+		goto out;
+	}
+	policy_changed = strcmp(tg.table.policy, want->policy);
+	if (policy_changed) {
+		change_device(e->name, "policy %s", want->policy);
+		strcpy(tg.table.policy, want->policy);
+	}
+	spec = ioband_policy_spec(want->policy);
+	/* io_throttle <= io_limit at each step. */
+	if (want->io_throttle && want->io_throttle != tg.table.io_throttle &&
+	    want->io_throttle <= tg.table.io_limit)
+		change_device(e->name, "io_throttle %u", want->io_throttle);
+	if (want->io_limit && want->io_limit != tg.table.io_limit)
+		change_device(e->name, "io_limit %u", want->io_limit);
+	if (want->io_throttle && want->io_throttle != tg.table.io_throttle &&
+	    want->io_throttle > tg.table.io_limit)
+		change_device(e->name, "io_throttle %u", want->io_throttle);
+	if (want->token_base && want->token_base != tg.table.token_base)
+		change_device(e->name, "token %u", want->token_base);
+	if (e->has_carryover)
+		change_device(e->name, "carryover %u", e->carryover);
+
+	ioband_table_default_spec(&tg.table, &cur);
+	if (policy_changed || !same_spec(spec, &e->default_spec, &cur))
+		send_spec(&tg, 1, 0, &e->default_spec);
+	for (i = 0; i < want->nr_weights; i++) {
+		const struct ioband_weight *w = &want->weights[i];
+		const struct ioband_weight *have =
+			ioband_table_find_weight(&tg.table, w->id);
+		struct ioband_group_spec g;
+
+		ioband_group_to_spec(w, &g);
+		if (!have) {
+			change_device(e->name, "attach %" PRIu64 ":%u", w->id,
+				      w->weight);
+			if (spec != IOBAND_SPEC_WEIGHT)
+				send_spec(&tg, 0, w->id, &g);
+			continue;
+		}
+		ioband_group_to_spec(have, &cur);
+		if (policy_changed || !same_spec(spec, &g, &cur))
+			send_spec(&tg, 0, w->id, &g);
+	}
+out:
+	close_target(&tg);
+}
+
+static void apply_entry(struct apply_state *st, const struct iobandtab_entry *e)
+{
+	struct ioband_table want;
+	unsigned int failures = soft_failures, bad = st->bad;
+	char *mm, *params;
+	size_t i;
+	int rc;
+
+	mm = resolve_tab_device(e->device);
+	if (!mm) {
+		entry_error(st, e, "device %s not found", e->device);
+		return;
+	}
+	memset(&want, 0, sizeof(want));
+	want.device = mm;
+	strcpy(want.domain, e->domain);
+	strcpy(want.group_type, e->group_type);
+	strcpy(want.policy, e->policy);
+	want.io_throttle = e->io_throttle;
+	want.io_limit = e->io_limit;
+	want.token_base = e->token_base;
+	want.default_weight = e->default_spec.weight;
+	want.default_min_kbps = e->default_spec.min_kbps;
+	want.default_max_kbps = e->default_spec.max_kbps;
+	for (i = 0; i < e->nr_groups; i++) {
+		uint64_t id;
+
+		if (!tab_group_id(st, e, &e->groups[i], &id))
+			continue;
+		rc = ioband_table_add_group(&want, id, &e->groups[i].spec);
+		if (rc == -EEXIST)
+			entry_error(st, e, "group %s: the same group as another "
+				    "key of the line", e->groups[i].key);
+		else if (rc)
+			die_nomem();
+	}
+
+	if (device_exists(e->name)) {
+		update_device(st, e, &want, mm);
+	} else {
+		rc = ioband_format_params(&want, &params);
+		if (rc)
+			errx(EXIT_FAILURE, "cannot build the table: %s",
+			     strerror(-rc));
+		if (!create_device(e->name, device_sectors(mm), params))
+			entry_error(st, e, "not created");
+		free(params);
+	}
+	if (soft_failures != failures)
+		st->bad++;
+	if (verbose && st->bad == bad)
+		fprintf(stderr, "iobandctl: %s:%u: %s applied\n", st->file,
+			e->line, e->name);
+	ioband_table_free(&want);
+}
+
+/* Read all of @file ("-": standard input); NULL after a warning. */
+static char *read_file(const char *file)
+{
+	FILE *f = strcmp(file, "-") ? fopen(file, "re") : stdin;
+	char *text = NULL;
+	size_t size = 0, len = 0, n;
+
+	if (!f) {
+		warn("cannot open %s", file);
+		return NULL;
+	}
+	do {
+		if (len + 4096 + 1 > size) {
+			size = (len + 4096 + 1) * 2;
+			text = realloc(text, size);
+			if (!text)
+				die_nomem();
+		}
+		n = fread(text + len, 1, size - len - 1, f);
+		len += n;
+	} while (n);
+	text[len] = '\0';
+	if (ferror(f)) {
+		warn("cannot read %s", file);
+		free(text);
+		text = NULL;
+	}
+	if (f != stdin)
+		fclose(f);
+	return text;
+}
+
+static int cmd_apply(const struct command *cmd, int argc, char **argv)
+{
+	enum { OPT_PRINT_CGROUPS = 0x100 };
+	static const struct option longopts[] = {
+		{ "check",          no_argument, NULL, 'c' },
+		{ "print-cgroups",  no_argument, NULL, OPT_PRINT_CGROUPS },
+		{ "help",           no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct apply_state st = { 0 };
+	struct iobandtab_entry *entries;
+	int c, check = 0, rc;
+	char *text;
+	size_t n, i, j;
+
+	while ((c = getopt_long(argc, argv, "ch", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			check = 1;
+			break;
+		case OPT_PRINT_CGROUPS:
+			st.print_cgroups = 1;
+			break;
+		case 'h':
+			usage_command(cmd);
+		default:
+			errtryhelp(cmd->name);
+		}
+	}
+	check_operands(cmd, argc, 0, 1);
+	st.file = optind < argc ? argv[optind] : IOBANDTAB_DEFAULT;
+	text = read_file(st.file);
+	if (!text)
+		return EXIT_FAILURE;
+	rc = iobandtab_parse(text, &entries, &n, tab_error, &st);
+	free(text);
+	if (rc < 0)
+		die_nomem();
+
+	if (st.print_cgroups) {
+		/* For the systemd generator: the cgroup folders to watch. */
+		char *root = NULL;
+
+		if (cgroup_find_mount(MOUNTINFO, &root))
+			root = xasprintf("/sys/fs/cgroup");
+		for (i = 0; i < n; i++) {
+			if (!group_type_uses_cgroups(entries[i].group_type))
+				continue;
+			for (j = 0; j < entries[i].nr_groups; j++) {
+				const char *k = entries[i].groups[j].key;
+
+				if (!strncmp(k, root, strlen(root)) &&
+				    k[strlen(root)] == '/')
+					printf("%s\n", k);
+				else
+					printf("%s%s%s\n", root, *k == '/' ? "" : "/",
+					       k);
+			}
+		}
+		free(root);
+	} else if (!check) {
+		soft_changes = 1;
+		for (i = 0; i < n; i++)
+			apply_entry(&st, &entries[i]);
+	}
+	iobandtab_free(entries, n);
+	free(st.cgroup_root);
+	return st.bad ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* A stable name of block device @majmin: PARTUUID=, UUID=, else its path. */
+static char *stable_device_name(const char *majmin, int paths,
+				blkid_cache cache)
+{
+	static const char *const tags[] = { "PARTUUID", "UUID" };
+	char *dev = device_name(majmin), *val;
+	size_t i;
+
+	if (paths || !cache || *dev != '/')
+		return dev;
+	for (i = 0; i < sizeof(tags) / sizeof(*tags); i++) {
+		val = blkid_get_tag_value(cache, tags[i], dev);
+		if (val) {
+			char *s = xasprintf("%s=%s", tags[i], val);
+
+			free(val);
+			free(dev);
+			return s;
+		}
+	}
+	return dev;
+}
+
+static int cmd_save(const struct command *cmd, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "paths", no_argument, NULL, 'P' },
+		{ "help",  no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	blkid_cache cache = NULL;
+	char **devs, *tmp = NULL;
+	const char *file = NULL;
+	int c, paths = 0, ok = 1;
+	size_t n, i, j;
+	time_t now = time(NULL);
+	char when[64];
+	FILE *out = stdout;
+
+	while ((c = getopt_long(argc, argv, "Ph", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'P':
+			paths = 1;
+			break;
+		case 'h':
+			usage_command(cmd);
+		default:
+			errtryhelp(cmd->name);
+		}
+	}
+	check_operands(cmd, argc, 0, 1);
+	if (optind < argc && strcmp(argv[optind], "-"))
+		file = argv[optind];
+
+	devs = list_ioband_devices(&n);
+	if (!paths && blkid_get_cache(&cache, "/dev/null"))
+		cache = NULL;
+	if (file) {
+		int fd;
+
+		/* Written aside, then renamed: never half a file. */
+		tmp = xasprintf("%s.XXXXXX", file);
+		fd = mkstemp(tmp);
+		if (fd < 0)
+			err(EXIT_FAILURE, "cannot create %s", tmp);
+		fchmod(fd, 0644);
+		out = fdopen(fd, "w");
+		if (!out)
+			err(EXIT_FAILURE, "cannot write %s", tmp);
+	}
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
+	fprintf(out, "# iobandtab(5) written by iobandctl save on %s\n"
+		"# <name> <device> <options> [<key>=<spec>...]\n", when);
+	for (i = 0; i < n; i++) {
+		struct iobandtab_entry e;
+		struct ioband_table t;
+		struct ioband_group_spec g;
+		uint64_t *ids;
+		char **names;
+
+		if (!load_table(devs[i], &t, NULL, 1))
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.name = devs[i];
+		e.device = stable_device_name(t.device, paths, cache);
+		strcpy(e.domain, t.domain);
+		strcpy(e.group_type, t.group_type);
+		strcpy(e.policy, t.policy);
+		ioband_table_default_spec(&t, &e.default_spec);
+		e.has_default = 1;
+		e.io_throttle = t.io_throttle;
+		e.io_limit = t.io_limit;
+		e.token_base = t.token_base;
+		ids = xcalloc(t.nr_weights, sizeof(*ids));
+		for (j = 0; j < t.nr_weights; j++)
+			ids[j] = t.weights[j].id;
+		names = group_names(t.group_type, ids, t.nr_weights);
+		for (j = 0; j < t.nr_weights; j++) {
+			ioband_group_to_spec(&t.weights[j], &g);
+			if (!names[j] && group_type_uses_cgroups(t.group_type)) {
+				fprintf(out, "# %s: cgroup %" PRIu64 " has no path "
+					"(removed?): left out\n", devs[i], ids[j]);
+				continue;
+			}
+			if (names[j]) {
+				if (iobandtab_add_group(&e, names[j], &g))
+					die_nomem();
+			} else {
+				char *key = xasprintf("%" PRIu64, ids[j]);
+
+				if (iobandtab_add_group(&e, key, &g))
+					die_nomem();
+				free(key);
+			}
+		}
+		if (iobandtab_format_entry(&e, out))
+			ok = 0;
+		free_names(names, t.nr_weights);
+		free(ids);
+		e.name = NULL;
+		iobandtab_entry_free(&e);
+		ioband_table_free(&t);
+	}
+	if (cache)
+		blkid_put_cache(cache);
+	free_names(devs, n);
+	if (file) {
+		if (fflush(out) || fsync(fileno(out)) || ferror(out))
+			ok = 0;
+		if (fclose(out))
+			ok = 0;
+		if (!ok || rename(tmp, file)) {
+			warn("cannot write %s", file);
+			unlink(tmp);
+			ok = 0;
+		}
+		free(tmp);
+	} else if (fflush(stdout) || ferror(stdout)) {
+		ok = 0;
+	}
+	return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/*
  * stat and top
  */
 
@@ -1489,6 +2114,24 @@ static long parse_count_arg(const char *arg)
 	if (!n)
 		errx(EXIT_FAILURE, "invalid count '0': expected 1 or more");
 	return n;
+}
+
+/*
+ * Without -o, the default columns gain MIN and MAX (after WEIGHT) when a
+ * device of @set shares by ranges.
+ */
+static void range_columns(struct watch_opts *w, const struct sample_set *set)
+{
+	size_t i;
+
+	if (w->columns)
+		return;
+	for (i = 0; i < set->n; i++)
+		if (ioband_range_policy(set->samples[i].stats.policy)) {
+			stat_report_insert_after(&w->report, COL_WEIGHT, COL_MIN);
+			stat_report_insert_after(&w->report, COL_MIN, COL_MAX);
+			return;
+		}
 }
 
 /* Render @rows of one report, in the order given, to a string. */
@@ -1593,6 +2236,7 @@ static int cmd_stat(const struct command *cmd, int argc, char **argv)
 			free_sample_set(&cur);
 			break;
 		}
+		range_columns(&w, &cur);
 		out = render_rows(&w.report, cur.rows, cur.nrows);
 		printf("%s%s\n", n && !w.report.opts.json ? "\n" : "", out);
 		fflush(stdout);
@@ -1805,6 +2449,7 @@ static int cmd_top(const struct command *cmd, int argc, char **argv)
 		take_sample_set(&cur, names, nnames, n ? &prev : NULL, 1);
 		if (names != argv + optind)
 			free_names(names, nnames);
+		range_columns(&w, &cur);
 		top_frame(&cur, &w.report, batch);
 		free_sample_set(&prev);
 		prev = cur;
@@ -1839,11 +2484,20 @@ static const struct command commands[] = {
 	  "                               default: <name>)\n"
 	  " -t, --type <type>           what a group is: cgroup (default), uid, gid,\n"
 	  "                               pid, pgrp, or none (only the default group)\n"
-	  " -p, --policy <policy>       weight (share IOs, default) or weight-iosize\n"
-	  "                               (share sectors)\n"
-	  " -g, --group <key>=<weight>  weight of a group; repeat for more groups\n"
-	  " -w, --weight <key>=<weight> the same as --group\n"
+	  " -p, --policy <policy>       weight (share IOs, default), weight-iosize\n"
+	  "                               (share sectors), range-bw (a minimum and\n"
+	  "                               a maximum in KB/s per group) or\n"
+	  "                               weight-range (both: reservation, limit,\n"
+	  "                               and the rest by weight)\n"
+	  " -g, --group <key>=<spec>    a group: <weight>, <min>:<max> (range-bw)\n"
+	  "                               or <weight>:<min>:<max> (weight-range);\n"
+	  "                               repeat for more groups; the key default\n"
+	  "                               is the default group\n"
+	  " -w, --weight <key>=<spec>   the same as --group\n"
 	  " -D, --default-weight <w>    weight of every other process (default 100)\n"
+	  " -R, --default-range <min>:<max>\n"
+	  "                             range of the default group in KB/s (range\n"
+	  "                               policies; default 0:0, max 0: no limit)\n"
 	  "     --io-limit <n>          IOs in flight below before ioband holds\n"
 	  "                               them (0: the module's default)\n"
 	  "     --io-throttle <n>       IOs in flight below before the weights\n"
@@ -1852,7 +2506,8 @@ static const struct command commands[] = {
 	  " -n, --dry-run               print the table, create nothing\n"
 	  " -h, --help                  display this help\n"
 	  "\n"
-	  "Weights range from 1 to 32767. A <key> is, by --type: a cgroup v2\n"
+	  "Weights range from 1 to 32767; min and max are KB/s, max 0 is no\n"
+	  "limit. A <key> is, by --type: a cgroup v2\n"
 	  "directory, absolute (/sys/fs/cgroup/a/b) or relative to its mount point\n"
 	  "(a/b, or /a/b as /proc/<pid>/cgroup prints it); a user name or uid; a\n"
 	  "group name or gid; a process or process group id.\n", NULL },
@@ -1874,8 +2529,9 @@ static const struct command commands[] = {
 	  "the device and the groups named (cgroup paths, users, groups)",
 	  "Options:\n"
 	  " -h, --help   display this help\n", NULL },
-	{ "set", cmd_set, "[options] <name> [<key>=<weight>...]",
-	  "Change the weights and tunables of a live ioband device (no suspend)",
+	{ "set", cmd_set, "[options] <name> [<key>=<spec>...]",
+	  "Change the weights, ranges and tunables of a live ioband device (no\n"
+	  "suspend)",
 	  "Options:\n"
 	  "     --io-limit <n>      IOs in flight below before ioband holds them\n"
 	  "     --io-throttle <n>   IOs in flight below before the weights apply\n"
@@ -1885,19 +2541,22 @@ static const struct command commands[] = {
 	  "\n"
 	  "A <key> is a group of the device's type (see iobandctl create --help);\n"
 	  "the key 'default' is the default group (write ./default for a cgroup\n"
-	  "of that name). Weights range from 1 to 32767.\n", NULL },
-	{ "attach", cmd_attach, "<name> <key> [<weight>]",
-	  "Give group <key> a weight of its own on device <name> (default: the\n"
-	  "default group's weight)",
+	  "of that name). A <spec> is what the device's policy takes: <weight>\n"
+	  "(1 to 32767), <min>:<max> (range-bw, KB/s, max 0: no limit) or\n"
+	  "<weight>:<min>:<max> (weight-range).\n", NULL },
+	{ "attach", cmd_attach, "<name> <key> [<spec>]",
+	  "Give group <key> a weight (and range) of its own on device <name>\n"
+	  "(default: the default group's weight, range 0:0); <spec> as for set",
 	  "Options:\n"
 	  " -h, --help   display this help\n", NULL },
 	{ "detach", cmd_detach, "<name> <key>",
 	  "Return group <key> of device <name> to the default group",
 	  "Options:\n"
 	  " -h, --help   display this help\n", NULL },
-	{ "policy", cmd_policy, "<name> weight|weight-iosize",
-	  "Change how device <name> shares: by IOs (weight) or by sectors\n"
-	  "(weight-iosize)",
+	{ "policy", cmd_policy, "<name> weight|weight-iosize|range-bw|weight-range",
+	  "Change how device <name> (its whole domain) shares: by IOs (weight),\n"
+	  "by sectors (weight-iosize), by minimum and maximum bandwidth\n"
+	  "(range-bw) or by all three (weight-range)",
 	  "Options:\n"
 	  " -h, --help   display this help\n", NULL },
 	{ "reset", cmd_reset, "<name>",
@@ -1927,6 +2586,28 @@ static const struct command commands[] = {
 	  "                            terminal control, for logs and scripts\n"
 	  " -o, --output <list>      columns to print (+<list> adds to the default)\n"
 	  " -h, --help               display this help\n", stat_columns_help },
+	{ "apply", cmd_apply, "[options] [<file>]",
+	  "Set up the ioband devices of <file> (default /etc/iobandtab): create\n"
+	  "those that do not exist, bring the others to the file's policy,\n"
+	  "knobs and groups by messages (never detaching a group). A bad line\n"
+	  "is reported as <file>:<line> and the others still apply; a cgroup\n"
+	  "that does not exist yet is attached by a later apply",
+	  "Options:\n"
+	  " -c, --check           only parse the file and report bad lines\n"
+	  "     --print-cgroups   print the cgroup folders the file names\n"
+	  " -h, --help            display this help\n"
+	  "\n"
+	  "A line is: <name> <device> <options> [<key>=<spec>...]; <device> a\n"
+	  "path, major:minor, UUID=, LABEL=, PARTUUID= or PARTLABEL=; <options>\n"
+	  "- or a comma-separated list of domain=, type=, policy=, default=<spec>,\n"
+	  "io_limit=, io_throttle=, token_base=, carryover=. See iobandctl(8).\n",
+	  NULL },
+	{ "save", cmd_save, "[options] [<file>]",
+	  "Write the running ioband devices as an iobandtab file (default:\n"
+	  "standard output), devices by PARTUUID= or UUID= when they have one",
+	  "Options:\n"
+	  " -P, --paths   write devices as /dev paths\n"
+	  " -h, --help    display this help\n", NULL },
 	{ "help", cmd_help, "[<command>]", "Show the help of iobandctl or of a command",
 	  "", NULL },
 };

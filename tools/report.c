@@ -63,6 +63,10 @@ static const struct colinfo infos[NR_COLUMNS] = {
 			   "longest wait since the counters started, ms" },
 	[COL_SERVICE]  = { "SERVICE",        5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			   "mean time from dispatch to completion, ms" },
+	[COL_MIN]      = { "MIN",            5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
+			   "reserved bandwidth, KB/s (range policies)" },
+	[COL_MAX]      = { "MAX",            5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
+			   "bandwidth limit, KB/s; - (null): no limit" },
 };
 
 static char *cell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -156,6 +160,25 @@ void stat_report_prepend_column(struct stat_report *r, int col)
 		return;
 	memmove(r->columns + 1, r->columns, r->ncolumns * sizeof(*r->columns));
 	r->columns[0] = col;
+	r->ncolumns++;
+}
+
+/* Insert @col after the first @after (at the end without one), once. */
+void stat_report_insert_after(struct stat_report *r, int after, int col)
+{
+	size_t i, at = r->ncolumns;
+
+	if (r->ncolumns == REPORT_COLUMNS_MAX)
+		return;
+	for (i = 0; i < r->ncolumns; i++) {
+		if (r->columns[i] == col)
+			return;
+		if (r->columns[i] == after && at == r->ncolumns)
+			at = i + 1;
+	}
+	memmove(r->columns + at + 1, r->columns + at,
+		(r->ncolumns - at) * sizeof(*r->columns));
+	r->columns[at] = col;
 	r->ncolumns++;
 }
 
@@ -261,6 +284,12 @@ static char *stat_cell(const struct stat_report *r, const struct stat_row *row,
 		return cell("%" PRIu64, g->delayed_reads);
 	case COL_DWRITES:
 		return cell("%" PRIu64, g->delayed_writes);
+	case COL_MIN:
+		return g->has_range ? cell("%" PRIu64, g->min_kbps) : unknown(r);
+	case COL_MAX:
+		/* 0 is no limit. */
+		return g->has_range && g->max_kbps ?
+		       cell("%" PRIu64, g->max_kbps) : unknown(r);
 	}
 	/* The scheduler's fields: only the "stats" message gives them. */
 	if (!row->has_sched)

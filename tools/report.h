@@ -32,6 +32,8 @@ enum {
 	COL_WAIT,
 	COL_WAIT_MAX,
 	COL_SERVICE,
+	COL_MIN,
+	COL_MAX,
 	NR_COLUMNS
 };
 
@@ -69,6 +71,7 @@ int report_set_cell(struct libscols_line *ln, size_t col, char *data);
 int stat_report_columns(struct stat_report *r, const char *list,
 			const char **bad, size_t *badlen);
 void stat_report_prepend_column(struct stat_report *r, int col);
+void stat_report_insert_after(struct stat_report *r, int after, int col);
 int stat_report_init(struct stat_report *r);
 int stat_report_add(struct stat_report *r, const struct stat_row *row);
 void stat_report_free(struct stat_report *r);

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target for the parsers that read what the kernel prints:
- * ioband_parse_status(), ioband_parse_table() and ioband_parse_stats().
+ * ioband_parse_status(), ioband_parse_table() and ioband_parse_stats(),
+ * and the iobandtab parser (every policy's group specs).
  * Whatever they accept must format back (tables), feed the rate
  * computation and be freed cleanly. Build with "make -C tools fuzz".
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ioband.h"
+#include "iobandtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,6 +43,36 @@ static void check_stats(const char *s)
 	ioband_stats_free(&st);
 }
 
+/* Every accepted iobandtab entry writes back to a line that parses the same. */
+static void check_tab(const char *s)
+{
+	struct iobandtab_entry *entries, back;
+	char *line, err[512];
+	size_t n, i, len;
+	FILE *f;
+
+	if (iobandtab_parse(s, &entries, &n, NULL, NULL) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		line = NULL;
+		f = open_memstream(&line, &len);
+		if (!f)
+			abort();
+		if (iobandtab_format_entry(&entries[i], f))
+			abort();
+		fclose(f);
+		if (iobandtab_parse_line(line, 1, &back, err, sizeof(err)) != 1 ||
+		    strcmp(back.name, entries[i].name) ||
+		    strcmp(back.device, entries[i].device) ||
+		    strcmp(back.policy, entries[i].policy) ||
+		    back.nr_groups != entries[i].nr_groups)
+			abort();
+		iobandtab_entry_free(&back);
+		free(line);
+	}
+	iobandtab_free(entries, n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ioband_status st;
@@ -52,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = '\0';
 
 	check_stats(s);
+	check_tab(s);
 
 	if (!ioband_parse_status(s, &st))
 		ioband_status_free(&st);

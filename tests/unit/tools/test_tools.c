@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "groupkey.h"
 #include "ioband.h"
+#include "iobandtab.h"
 #include "json_check.h"
 #include "report.h"
 
@@ -302,7 +303,7 @@ static void test_format_rejects(void)
 	strcpy(t.group_type, "node");
 	CHECK(ioband_format_params(&t, &params) == -EINVAL);
 	init_table(&t, "/dev/sda");
-	strcpy(t.policy, "range-bw");
+	strcpy(t.policy, "range");
 	CHECK(ioband_format_params(&t, &params) == -EINVAL);
 	init_table(&t, "/dev/sda");
 	t.weights = &bad;
@@ -856,7 +857,7 @@ static void test_report_json(void)
 	struct stat_report rep = { .opts = { .json = 1 } };
 	const char *bad, *list = "NAME,GROUP,ID,WEIGHT,SHARE,IOPS,MB/s,READS,"
 		"WRITES,READ-BYTES,WRITE-BYTES,DELAYED,DELAYED-READS,"
-		"DELAYED-WRITES,QUEUED,INFLIGHT,WAIT,WAIT-MAX,SERVICE";
+		"DELAYED-WRITES,QUEUED,INFLIGHT,WAIT,WAIT-MAX,SERVICE,MIN,MAX";
 	size_t len;
 	char *out;
 
@@ -1085,6 +1086,484 @@ static void test_cgroup_round_trip(void)
 	}
 }
 
+/*
+ * Range policies: range-bw (<min>:<max>) and weight-range
+ * (<weight>:<min>:<max>), KB/s, max 0 no limit
+ */
+
+static void test_parse_spec(void)
+{
+	struct ioband_group_spec g;
+	char buf[64];
+
+	CHECK(ioband_parse_spec(IOBAND_SPEC_WEIGHT, "200", &g) == 0 &&
+	      g.weight == 200 && g.min_kbps == 0 && g.max_kbps == 0);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, "10:20", &g) == 0 &&
+	      g.weight == 100 && g.min_kbps == 10 && g.max_kbps == 20);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, "500:0", &g) == 0 &&
+	      g.min_kbps == 500 && g.max_kbps == 0);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, "4294967295:4294967295", &g) == 0);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_WEIGHT_RANGE, "3:1:2", &g) == 0 &&
+	      g.weight == 3 && g.min_kbps == 1 && g.max_kbps == 2);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, "20:10", &g) == -ERANGE);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, "4294967296:0", &g) == -ERANGE);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_WEIGHT_RANGE, "0:1:2", &g) == -ERANGE);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, "10", &g) == -EINVAL);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, "10:", &g) == -EINVAL);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, ":10", &g) == -EINVAL);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, "1:2:3", &g) == -EINVAL);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_WEIGHT_RANGE, "1:2", &g) == -EINVAL);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_WEIGHT, "1:2", &g) == -EINVAL);
+	CHECK(ioband_parse_spec(IOBAND_SPEC_RANGE, "-1:2", &g) == -EINVAL);
+	g.weight = 7;
+	g.min_kbps = 8;
+	g.max_kbps = 0;
+	CHECK(ioband_format_spec(IOBAND_SPEC_WEIGHT, &g, buf, sizeof(buf)) == 0);
+	CHECK_STR(buf, "7");
+	CHECK(ioband_format_spec(IOBAND_SPEC_RANGE, &g, buf, sizeof(buf)) == 0);
+	CHECK_STR(buf, "8:0");
+	CHECK(ioband_format_spec(IOBAND_SPEC_WEIGHT_RANGE, &g, buf, sizeof(buf)) == 0);
+	CHECK_STR(buf, "7:8:0");
+	CHECK(ioband_format_spec(IOBAND_SPEC_WEIGHT_RANGE, &g, buf, 4) == -ENOSPC);
+	CHECK(ioband_policy_spec("weight") == IOBAND_SPEC_WEIGHT);
+	CHECK(ioband_policy_spec("weight-iosize") == IOBAND_SPEC_WEIGHT);
+	CHECK(ioband_policy_spec("range-bw") == IOBAND_SPEC_RANGE);
+	CHECK(ioband_policy_spec("weight-range") == IOBAND_SPEC_WEIGHT_RANGE);
+	CHECK(ioband_range_policy("range-bw") && ioband_range_policy("weight-range"));
+	CHECK(!ioband_range_policy("weight") && !ioband_range_policy("weight-iosize"));
+}
+
+static void test_split_spec_arg(void)
+{
+	struct ioband_group_spec g;
+	char *key = NULL;
+
+	CHECK(ioband_split_spec_arg(IOBAND_SPEC_RANGE, "a/b=1:2", &key, &g) == 0);
+	CHECK_STR(key, "a/b");
+	CHECK(g.min_kbps == 1 && g.max_kbps == 2);
+	free(key);
+	CHECK(ioband_split_spec_arg(IOBAND_SPEC_WEIGHT_RANGE, "x=y=5:1:0", &key, &g) == 0);
+	CHECK_STR(key, "x=y");
+	free(key);
+	CHECK(ioband_split_spec_arg(IOBAND_SPEC_RANGE, "a=5", &key, &g) == -ERANGE);
+	CHECK(ioband_split_spec_arg(IOBAND_SPEC_RANGE, "a", &key, &g) == -EINVAL);
+	CHECK(ioband_split_spec_arg(IOBAND_SPEC_RANGE, "=1:2", &key, &g) == -EINVAL);
+	CHECK(ioband_split_spec_arg(IOBAND_SPEC_RANGE, "a=", &key, &g) == -EINVAL);
+}
+
+static void test_range_tables(void)
+{
+	static const char *const good[] = {
+		"8:1 d 0 0 cgroup range-bw 0 :0:0",
+		"8:1 d 0 0 cgroup range-bw 0 :10:0 12:100:200 13:0:0",
+		"8:1 d 0 0 uid weight-range 0 :100:0:0 12:300:1024:0 13:1:0:4294967295",
+	};
+	static const char *const bad[] = {
+		"8:1 d 0 0 cgroup range-bw 0 :100",		/* a weight */
+		"8:1 d 0 0 cgroup range-bw 0 :1:2:3",
+		"8:1 d 0 0 cgroup range-bw 0 :20:10",		/* min > max */
+		"8:1 d 0 0 cgroup range-bw 0 :0:0 12:5",
+		"8:1 d 0 0 cgroup range-bw 0 :0:0 12:5:6:7",
+		"8:1 d 0 0 cgroup range-bw 0 :0:0 12:6:5",
+		"8:1 d 0 0 cgroup range-bw 0 :0:0 12:1:2 12:1:2",
+		"8:1 d 0 0 cgroup range-bw 0 :0:0 12:4294967296:0",
+		"8:1 d 0 0 cgroup weight-range 0 :100:0",
+		"8:1 d 0 0 cgroup weight-range 0 :0:0:0",
+		"8:1 d 0 0 cgroup weight-range 0 :1:0:0 12:1:2",
+		"8:1 d 0 0 cgroup weight-range 0 :1:0:0 12:32768:0:0",
+		"8:1 d 0 0 cgroup weight-range 0 :1:0:0 12:1::0",
+		"8:1 d 0 0 cgroup weight 0 :100:0:0",
+	};
+	struct ioband_table t, back;
+	char *params, *again;
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		params = again = NULL;
+		CHECK(ioband_parse_table(good[i], &t) == 0);
+		if (failed)
+			return;
+		CHECK(ioband_format_params(&t, &params) == 0);
+		CHECK_STR(params, good[i]);
+		CHECK(params && ioband_parse_table(params, &back) == 0);
+		if (!failed) {
+			CHECK(ioband_format_params(&back, &again) == 0);
+			CHECK_STR(again, params);
+			ioband_table_free(&back);
+		}
+		free(params);
+		free(again);
+		ioband_table_free(&t);
+	}
+	CHECK(ioband_parse_table(good[1], &t) == 0);
+	if (!failed) {
+		CHECK(t.default_min_kbps == 10 && t.default_max_kbps == 0);
+		CHECK(t.default_weight == 100);
+		CHECK(t.nr_weights == 2 && t.weights[0].id == 12 &&
+		      t.weights[0].min_kbps == 100 && t.weights[0].max_kbps == 200 &&
+		      t.weights[0].weight == 100);
+		ioband_table_free(&t);
+	}
+	CHECK(ioband_parse_table(good[2], &t) == 0);
+	if (!failed) {
+		CHECK(t.nr_weights == 2 && t.weights[0].weight == 300 &&
+		      t.weights[0].min_kbps == 1024 && t.weights[1].max_kbps == 4294967295u);
+		ioband_table_free(&t);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		if (ioband_parse_table(bad[i], &t) != -EINVAL) {
+			fprintf(stderr, "    accepted: \"%s\"\n", bad[i]);
+			failed = 1;
+		}
+	}
+	/* Building: a range policy writes ranges, min > max is refused. */
+	memset(&t, 0, sizeof(t));
+	t.device = "8:1";
+	strcpy(t.domain, "d");
+	strcpy(t.group_type, "cgroup");
+	strcpy(t.policy, "weight-range");
+	t.default_weight = 50;
+	t.default_max_kbps = 100;
+	{
+		struct ioband_group_spec g = { 7, 1, 2 };
+
+		CHECK(ioband_table_add_group(&t, 9, &g) == 0);
+		g.min_kbps = 3;
+		CHECK(ioband_table_add_group(&t, 10, &g) == -ERANGE);
+		CHECK(ioband_table_add_group(&t, 9, &(struct ioband_group_spec){ 1, 0, 0 }) == -EEXIST);
+	}
+	CHECK(ioband_format_params(&t, &params) == 0);
+	CHECK_STR(params, "8:1 d 0 0 cgroup weight-range 0 :50:0:100 9:7:1:2");
+	free(params);
+	strcpy(t.policy, "range-bw");
+	CHECK(ioband_format_params(&t, &params) == 0);
+	CHECK_STR(params, "8:1 d 0 0 cgroup range-bw 0 :0:100 9:1:2");
+	free(params);
+	strcpy(t.policy, "weight");
+	CHECK(ioband_format_params(&t, &params) == 0);
+	CHECK_STR(params, "8:1 d 0 0 cgroup weight 0 :50 9:7");
+	free(params);
+	t.default_min_kbps = 200;
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	free(t.weights);
+}
+
+static void test_stats_ranges(void)
+{
+	static const char text[] =
+		"domain=d policy=range-bw token_base=1 io_throttle=4 io_limit=8 "
+		"carryover=2 in_flight=0 queued=0 vtime=0 elapsed_ns=1000000000\n"
+		"group=-1 weight=100 reads=1 read_sectors=8 writes=0 write_sectors=0 "
+		"delayed_reads=0 delayed_writes=0 queued=0 in_flight=0 wait_ns=0 "
+		"wait_max_ns=0 service_ns=0 finish_tag=0 min_kbps=10 max_kbps=0\n"
+		"group=7 weight=100 reads=1 read_sectors=8 writes=0 write_sectors=0 "
+		"delayed_reads=0 delayed_writes=0 queued=0 in_flight=0 wait_ns=0 "
+		"wait_max_ns=0 service_ns=0 finish_tag=0 min_kbps=100 max_kbps=2048\n";
+	struct stat_report r = { .columns = { COL_GROUP, COL_WEIGHT, COL_IOPS },
+				 .ncolumns = 3 };
+	struct ioband_rates rates[2];
+	struct stat_row rows[2];
+	struct ioband_stats st;
+	char *out = NULL;
+	size_t i;
+
+	CHECK(ioband_parse_stats(text, &st) == 0);
+	if (failed)
+		return;
+	CHECK(st.has_elapsed && st.elapsed_ns == 1000000000);
+	CHECK(st.groups[0].has_range && st.groups[0].min_kbps == 10 &&
+	      st.groups[0].max_kbps == 0);
+	CHECK(st.groups[1].has_range && st.groups[1].min_kbps == 100 &&
+	      st.groups[1].max_kbps == 2048);
+	/* A repeated optional key is malformed, as any key. */
+	{
+		struct ioband_stats bad;
+		char *dup = malloc(sizeof(text) + 16);
+
+		strcpy(dup, text);
+		strcpy(strstr(dup, "max_kbps=2048"), "max_kbps=1 max_kbps=2\n");
+		CHECK(ioband_parse_stats(dup, &bad) == -EINVAL);
+		free(dup);
+	}
+
+	ioband_stats_rates(NULL, &st, st.elapsed_ns, rates);
+	stat_report_insert_after(&r, COL_WEIGHT, COL_MIN);
+	stat_report_insert_after(&r, COL_MIN, COL_MAX);
+	stat_report_insert_after(&r, COL_MIN, COL_MAX);	/* once */
+	CHECK(r.ncolumns == 5 && r.columns[2] == COL_MIN && r.columns[3] == COL_MAX &&
+	      r.columns[4] == COL_IOPS);
+	r.opts.raw = 1;
+	for (i = 0; i < 2; i++) {
+		rows[i].device = "d";
+		rows[i].group = i ? "a/b" : NULL;
+		rows[i].g = &st.groups[i];
+		rows[i].rates = &rates[i];
+		rows[i].has_sched = 1;
+	}
+	CHECK(stat_report_init(&r) == 0);
+	for (i = 0; i < 2; i++)
+		CHECK(stat_report_add(&r, &rows[i]) == 0);
+	CHECK(scols_print_table_to_string(r.tb, &out) == 0);
+	CHECK_STR(out, "GROUP WEIGHT MIN MAX IOPS\n<default> 100 10 - 1.0\na/b 100 100 2048 1.0");
+	free(out);
+	stat_report_free(&r);
+	r.opts.raw = 0;
+	r.opts.json = 1;
+	CHECK(stat_report_init(&r) == 0);
+	for (i = 0; i < 2; i++)
+		CHECK(stat_report_add(&r, &rows[i]) == 0);
+	out = NULL;
+	CHECK(scols_print_table_to_string(r.tb, &out) == 0);
+	CHECK(out && json_valid(out, NULL));
+	CHECK(out && strstr(out, "\"max\": null"));
+	CHECK(out && strstr(out, "\"max\": 2048"));
+	free(out);
+	stat_report_free(&r);
+	ioband_stats_free(&st);
+}
+
+/*
+ * The iobandtab file
+ */
+
+static void test_tab_line(void)
+{
+	struct iobandtab_entry e;
+	char err[256];
+
+	CHECK(iobandtab_parse_line("", 1, &e, err, sizeof(err)) == 0);
+	CHECK(iobandtab_parse_line("   # comment", 1, &e, err, sizeof(err)) == 0);
+	CHECK(iobandtab_parse_line("a /dev/sdb -", 3, &e, err, sizeof(err)) == 1);
+	if (!failed) {
+		CHECK(e.line == 3);
+		CHECK_STR(e.name, "a");
+		CHECK_STR(e.device, "/dev/sdb");
+		CHECK_STR(e.domain, "a");
+		CHECK_STR(e.group_type, "cgroup");
+		CHECK_STR(e.policy, "weight");
+		CHECK(e.default_spec.weight == 100 && !e.has_default);
+		CHECK(e.nr_groups == 0);
+		iobandtab_entry_free(&e);
+	}
+	CHECK(iobandtab_parse_line("\tx\\040y UUID=12-34 domain=d1,type=uid,"
+				   "policy=weight-range,default=5:1:0,io_limit=8,"
+				   "io_throttle=4,token_base=99,carryover=0 "
+				   "alice=300:0:1024 1000=1:2:3  # the rest\r",
+				   9, &e, err, sizeof(err)) == 1);
+	if (!failed) {
+		CHECK_STR(e.name, "x y");
+		CHECK_STR(e.device, "UUID=12-34");
+		CHECK_STR(e.domain, "d1");
+		CHECK_STR(e.group_type, "uid");
+		CHECK_STR(e.policy, "weight-range");
+		CHECK(e.has_default && e.default_spec.weight == 5 &&
+		      e.default_spec.min_kbps == 1);
+		CHECK(e.io_limit == 8 && e.io_throttle == 4 && e.token_base == 99);
+		CHECK(e.has_carryover && e.carryover == 0);
+		CHECK(e.nr_groups == 2);
+		CHECK(e.nr_groups == 2 && !strcmp(e.groups[0].key, "alice") &&
+		      e.groups[0].spec.weight == 300 && e.groups[0].spec.max_kbps == 1024);
+		iobandtab_entry_free(&e);
+	}
+	/* A group named default is the default group; ./default a cgroup. */
+	CHECK(iobandtab_parse_line("a 8:1 policy=range-bw default=1:2 ./default=3:4 "
+				   "a\\\\b=0:0", 1, &e, err, sizeof(err)) == 1);
+	if (!failed) {
+		CHECK(e.has_default && e.default_spec.min_kbps == 1);
+		CHECK(e.nr_groups == 2 && !strcmp(e.groups[0].key, "./default"));
+		CHECK(e.nr_groups == 2 && !strcmp(e.groups[1].key, "a\\b"));
+		iobandtab_entry_free(&e);
+	}
+}
+
+static const char *const tab_bad_lines[] = {
+	"a",						/* fields */
+	"a /dev/sdb",
+	"a/b /dev/sdb -",				/* name */
+	"a /dev/sdb policy",				/* option */
+	"a /dev/sdb policy=bogus",
+	"a /dev/sdb type=node",
+	"a /dev/sdb color=red",
+	"a /dev/sdb domain=0123456789012345678901234567890123",
+	"a /dev/sdb domain=",
+	"a /dev/sdb io_limit=-1",
+	"a /dev/sdb io_throttle=x",
+	"a /dev/sdb token_base=4294967296",
+	"a /dev/sdb carryover=",
+	"a /dev/sdb policy=weight,policy=weight",	/* twice */
+	"a /dev/sdb default=0",				/* specs */
+	"a /dev/sdb policy=range-bw,default=100",
+	"a /dev/sdb policy=weight-range,default=1:2",
+	"a /dev/sdb - g",
+	"a /dev/sdb - g=",
+	"a /dev/sdb - =5",
+	"a /dev/sdb - g=32768",
+	"a /dev/sdb policy=range-bw g=5",
+	"a /dev/sdb policy=range-bw g=9:5",
+	"a /dev/sdb policy=weight-range g=1:5",
+	"a /dev/sdb - g=1 g=2",				/* a group twice */
+	"a /dev/sdb default=5 default=6",		/* default twice */
+	"a /dev/sdb type=none g=1",			/* no groups */
+	"a\\x /dev/sdb -",				/* escapes */
+	"a /dev/\\400 -",
+	"a /dev/sdb - g\\0=1",
+	"a /dev/sdb - \\000=1",
+	"0123456789012345678901234567890123 /dev/sdb -",	/* long domain */
+	"a /dev/sdb - g=1\x01",				/* a control char */
+};
+
+struct tab_errors {
+	unsigned int lines[64];
+	size_t n;
+};
+
+static void record_error(void *ctx, unsigned int line, const char *msg)
+{
+	struct tab_errors *e = ctx;
+
+	CHECK(msg && *msg);
+	if (e->n < 64)
+		e->lines[e->n++] = line;
+}
+
+/* Each bad line is reported with its number; the good lines still count. */
+static void test_tab_malformed(void)
+{
+	struct iobandtab_entry *entries, e;
+	struct tab_errors errs = { .n = 0 };
+	size_t nbad = sizeof(tab_bad_lines) / sizeof(*tab_bad_lines), n, i;
+	char *text = NULL, err[256];
+	size_t size;
+	FILE *f = open_memstream(&text, &size);
+	int rc;
+
+	/* Alone, each is an error. */
+	for (i = 0; i < nbad; i++) {
+		err[0] = '\0';
+		rc = iobandtab_parse_line(tab_bad_lines[i], 1, &e, err, sizeof(err));
+		if (rc != -EINVAL || !*err) {
+			fprintf(stderr, "    accepted: \"%s\"\n", tab_bad_lines[i]);
+			failed = 1;
+			if (rc == 1)
+				iobandtab_entry_free(&e);
+		}
+	}
+	/* In a file: good line i*2+1, bad line i*2+2, then a duplicate. */
+	for (i = 0; i < nbad; i++)
+		fprintf(f, "good%zu 8:%zu -\n%s\n", i, i, tab_bad_lines[i]);
+	fprintf(f, "# a comment\n\ngood0 8:1 -");	/* no final newline */
+	fclose(f);
+	rc = iobandtab_parse(text, &entries, &n, record_error, &errs);
+	CHECK(rc == (int)nbad + 1);
+	CHECK(n == nbad);
+	CHECK(errs.n == nbad + 1);
+	for (i = 0; i < nbad && i < errs.n; i++)
+		if (errs.lines[i] != i * 2 + 2) {
+			fprintf(stderr, "    \"%s\": reported on line %u, not %zu\n",
+				tab_bad_lines[i], errs.lines[i], i * 2 + 2);
+			failed = 1;
+		}
+	CHECK(errs.n == nbad + 1 && errs.lines[nbad] == nbad * 2 + 3);
+	for (i = 0; i < n; i++)
+		CHECK(entries[i].line == i * 2 + 1);
+	iobandtab_free(entries, n);
+	free(text);
+}
+
+/* What save writes, apply reads back the same. */
+static void test_tab_round_trip(void)
+{
+	static const char *const lines[] = {
+		"a 8:1 -",
+		"b UUID=x policy=range-bw,default=1:0 c/d=10:20 with\\040space=0:0",
+		"c /dev/sdb type=uid,domain=dd,policy=weight-range,default=1:2:3,"
+		"io_limit=9,io_throttle=3,token_base=7,carryover=4 0=5:6:7 ./default=1:0:0",
+		"d\\043x /dev/a\\\\b type=none,policy=weight-iosize,default=32767",
+	};
+	struct iobandtab_entry e, back;
+	char err[256], *text;
+	size_t i, j, size;
+	FILE *f;
+
+	for (i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
+		CHECK(iobandtab_parse_line(lines[i], 1, &e, err, sizeof(err)) == 1);
+		if (failed) {
+			fprintf(stderr, "    %s: %s\n", lines[i], err);
+			return;
+		}
+		text = NULL;
+		f = open_memstream(&text, &size);
+		CHECK(iobandtab_format_entry(&e, f) == 0);
+		fclose(f);
+		CHECK(iobandtab_parse_line(text, 1, &back, err, sizeof(err)) == 1);
+		if (!failed) {
+			CHECK_STR(back.name, e.name);
+			CHECK_STR(back.device, e.device);
+			CHECK_STR(back.domain, e.domain);
+			CHECK_STR(back.group_type, e.group_type);
+			CHECK_STR(back.policy, e.policy);
+			CHECK(!memcmp(&back.default_spec, &e.default_spec,
+				      sizeof(e.default_spec)));
+			CHECK(back.io_limit == e.io_limit && back.io_throttle == e.io_throttle &&
+			      back.token_base == e.token_base &&
+			      back.has_carryover == e.has_carryover &&
+			      back.carryover == e.carryover);
+			CHECK(back.nr_groups == e.nr_groups);
+			for (j = 0; j < e.nr_groups && j < back.nr_groups; j++) {
+				CHECK_STR(back.groups[j].key, e.groups[j].key);
+				CHECK(!memcmp(&back.groups[j].spec, &e.groups[j].spec,
+					      sizeof(e.groups[j].spec)));
+			}
+			iobandtab_entry_free(&back);
+		}
+		free(text);
+		iobandtab_entry_free(&e);
+	}
+}
+
+/* The example file of packaging/ parses without an error, commented or not. */
+static void test_tab_example(void)
+{
+	static const char *const files[] = {
+		"../packaging/iobandtab.example",
+	};
+	struct iobandtab_entry *entries;
+	struct tab_errors errs = { .n = 0 };
+	char buf[65536];
+	size_t i, len, n;
+	FILE *f;
+
+	for (i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		f = fopen(files[i], "r");
+		if (!f) {
+			perror(files[i]);
+			failed = 1;
+			continue;
+		}
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[len] = '\0';
+		fclose(f);
+		CHECK(iobandtab_parse(buf, &entries, &n, record_error, &errs) == 0);
+		iobandtab_free(entries, n);
+		/* Uncommented, the example's lines parse too. */
+		if (i == 0) {
+			char *p, *q;
+
+			for (p = q = buf; *p; p++) {
+				if (*p == '#' && p[1] != ' ' && p[1] != '\n' &&
+				    (p == buf || p[-1] == '\n'))
+					continue;
+				*q++ = *p;
+			}
+			*q = '\0';
+			CHECK(iobandtab_parse(buf, &entries, &n, record_error, &errs) == 0);
+			CHECK(n == 5);
+			iobandtab_free(entries, n);
+		}
+	}
+	CHECK(errs.n == 0);
+}
+
 #define TEST(fn) { &#fn[5], fn }	/* drop "test_" */
 
 static const struct {
@@ -1123,6 +1602,14 @@ static const struct {
 	TEST(test_path_to_id),
 	TEST(test_ids_to_paths),
 	TEST(test_cgroup_round_trip),
+	TEST(test_parse_spec),
+	TEST(test_split_spec_arg),
+	TEST(test_range_tables),
+	TEST(test_stats_ranges),
+	TEST(test_tab_line),
+	TEST(test_tab_malformed),
+	TEST(test_tab_round_trip),
+	TEST(test_tab_example),
 };
 
 int main(void)

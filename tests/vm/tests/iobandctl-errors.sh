@@ -69,7 +69,7 @@ expect_error "expected <key>=<weight>" iobandctl set er er-a
 # Other bad arguments.
 expect_error "unknown policy 'fast'" iobandctl create er2 "$dev" -p fast -n
 expect_error "unknown policy 'fast'" iobandctl policy er fast
-expect_error "range-bw is not supported yet" iobandctl policy er range-bw
+expect_error "unknown policy 'range'" iobandctl policy er range
 expect_error "unknown group type 'node'" iobandctl create er2 "$dev" -t node -n
 expect_error "already exists" iobandctl create er "$dev"
 expect_error "is not a block device" iobandctl create er2 /dev/null -n
