@@ -54,8 +54,10 @@ after_message=$(share_of_a 6)
 wait "$pa" || { cat fio-rl-a.txt; fail "fio of rl-a failed across the reload"; }
 wait "$pb" || { cat fio-rl-b.txt; fail "fio of rl-b failed across the reload"; }
 echo "share of rl-a (per mille): 1:1 $before, after reload to 3:1 $after_reload, after weight messages 1:3 $after_message"
-assert_within_pct 500 "$before" 5 "share of rl-a at 1:1"
-assert_within_pct 750 "$after_reload" 5 "share of rl-a after the reload to 3:1"
+# 6 s windows on an emulated guest: 10% (the benchmark measures shares
+# over longer runs; here the point is that the shares follow the table).
+assert_within_pct 500 "$before" 10 "share of rl-a at 1:1"
+assert_within_pct 750 "$after_reload" 10 "share of rl-a after the reload to 3:1"
 assert_within_pct 250 "$after_message" 10 "share of rl-a after the weight messages to 1:3"
 assert_eq "$(dmsetup table rl)" "$(table 100 300 | sed "s|$dev|$(dev_majmin "$dev")|")" "table after the messages"
 
