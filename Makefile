@@ -5,6 +5,8 @@
 #   make demo       boot a guest and share a device 200:100 between cgroups
 #   make bench-fairness   shares, throughput and latency vs dm-linear, in a guest
 #   make bench-overhead   instructions per bio; CPU-bound IOPS vs dm-linear
+#   make soak       SOAK_MIN minutes of verified IO under churn, each kernel
+#   make fuzz       the libFuzzer targets for FUZZ_TIME seconds each
 #   make install    the module (into /lib/modules/<kver>/updates, then depmod),
 #                   iobandctl, its man page and completion, the systemd units
 #                   and generator, the docs; make uninstall removes them.
@@ -42,6 +44,15 @@ demo: deps
 	$(MAKE) -C tools
 	tests/vm/run --kernel $(DEMO_KERNEL) --verbose tests/vm/demo.sh
 
+soak: deps
+	scripts/fetch-kernels
+	$(MAKE) -C tools
+	tests/vm/soak --kernel both
+
+fuzz: deps
+	$(MAKE) -C tests/fuzz fuzz
+	$(MAKE) -C tools fuzz
+
 bench-fairness: deps
 	scripts/fetch-kernels
 	bench/run-fairness --kernel both
@@ -55,7 +66,7 @@ clean:
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit/core clean
 
-.PHONY: all module tools deps kernels check demo bench-fairness bench-overhead clean
+.PHONY: all module tools deps kernels check demo soak fuzz bench-fairness bench-overhead clean
 
 # ---- install, uninstall, deb ----
 
