@@ -421,7 +421,12 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	domain = kzalloc(sizeof(*domain), GFP_KERNEL);
 	if (!domain)
 		goto out;
-	domain->wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM, 0);
+	/*
+	 * High priority: held bios go down only from this worker, and beside
+	 * busy submitters a normal one ran late and left the device idle
+	 * (eq8 at io_limit 8: 85.6% of dm-linear's throughput, 100.9% so).
+	 */
+	domain->wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
 	if (!domain->wq) {
 		kfree(domain);
 		domain = NULL;

@@ -35,7 +35,7 @@ BENCH_CGP=bf
 bench() { echo "@@BENCH $*"; }
 
 # bench_nullb NAME SIZE_MIB ATTR=VALUE...: the device under test.
-# null_blk splits requests at its max_sectors (255 sectors on 6.1): a
+# null_blk splits requests at its max_sectors (255 sectors, on 6.1 and 6.12): a
 # 256 KiB bio reaches it as 127.5 + 127.5 + 1 KiB. Left so on purpose: with
 # mbps= a period of 20 ms grants 320 KiB at 16 MiB/s, 640 KiB at 32, and a
 # request that does not fit waits for the next period; small pieces waste

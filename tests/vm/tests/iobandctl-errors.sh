@@ -58,12 +58,12 @@ expect_error "only the default group" iobandctl create er2 "$dev" -t none -g 1=1
 expect_error "given more than once" iobandctl create er2 "$dev" -g er-a=1 -g /er-a=2 -n
 
 # Weights out of range, everywhere a weight is taken.
-expect_error "expected a number from 1 to 32767" iobandctl create er2 "$dev" -g er-a=0 -n
-expect_error "expected a number from 1 to 32767" iobandctl create er2 "$dev" -g er-a=40000 -n
-expect_error "expected a number from 1 to 32767" iobandctl create er2 "$dev" -D 0 -n
-expect_error "expected a number from 1 to 32767" iobandctl set er er-a=32768
-expect_error "expected a number from 1 to 32767" iobandctl set er default=-1
-expect_error "expected a number from 1 to 32767" iobandctl attach er er-a 0
+expect_error "from 1 to 32767" iobandctl create er2 "$dev" -g er-a=0 -n
+expect_error "from 1 to 32767" iobandctl create er2 "$dev" -g er-a=40000 -n
+expect_error "from 1 to 32767" iobandctl create er2 "$dev" -D 0 -n
+expect_error "from 1 to 32767" iobandctl set er er-a=32768
+expect_error "from 1 to 32767" iobandctl set er default=-1
+expect_error "from 1 to 32767" iobandctl attach er er-a 0
 expect_error "expected <key>=<weight>" iobandctl set er er-a
 
 # Other bad arguments.
