@@ -4,7 +4,10 @@
  * comment, words are separated by blanks, and every setting is key=value.
  * Times take a unit: ns, us, ms or s (a bare number is nanoseconds).
  *
- *   device  per_io=TIME per_sector=TIME depth=N
+ *   device  per_io=TIME per_sector=TIME depth=N [mbps=N tick=TIME]
+ *      mbps caps the device as null_blk's mbps= does: a budget of
+ *      N MiB/s x tick (default 20 ms, null_blk's) granted at each tick,
+ *      IOs served at once while it lasts, the rest waiting for the next.
  *   sched   policy=weight|weight-iosize|range-bw|weight-range
  *           token_base=N io_throttle=N
  *           io_limit=N carryover=N          (0 = default, as in a table)
@@ -322,6 +325,12 @@ static int parse_settings(struct sim_cfg *cfg, char **w, int nw, char *err,
 		else if (!strcmp(key, "depth"))
 			bad = u32_setting(val, &cfg->dev.depth) ||
 			      !cfg->dev.depth;
+		else if (!strcmp(key, "mbps"))
+			bad = parse_u64(val, &cfg->dev.mbps) ||
+			      !cfg->dev.mbps;
+		else if (!strcmp(key, "tick"))
+			bad = parse_time(val, &cfg->dev.tick_ns) ||
+			      !cfg->dev.tick_ns;
 		else if (!strcmp(key, "policy"))
 			bad = parse_policy(val, &x);
 		else if (!strcmp(key, "token_base"))

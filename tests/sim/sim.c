@@ -42,7 +42,8 @@ struct item_chunk {
 };
 
 enum ev_kind {
-	EV_ARRIVAL, EV_COMPLETE, EV_CONFIG, EV_WINDOW, EV_END, EV_TIMER
+	EV_ARRIVAL, EV_COMPLETE, EV_CONFIG, EV_WINDOW, EV_END, EV_TIMER,
+	EV_TICK
 };
 
 struct ev {
@@ -90,6 +91,7 @@ struct sim {
 	u32 busy;
 	struct sim_item *fifo_head, *fifo_tail;
 	u64 busy_since;
+	s64 budget;		/* bytes left in this tick (mbps=) */
 
 	/* checker */
 	unsigned __int128 *snap;	/* n x n, when n <= SIM_PAIRWISE_MAX */
@@ -308,6 +310,46 @@ static void device_start(struct sim *s, struct sim_item *item)
 	ev_push(s, s->now + svc, EV_COMPLETE, 0, item);
 }
 
+/*
+ * May @item start now? With mbps= only while this tick's budget lasts:
+ * like null_blk, the IO that overdraws it is refused (the debt stays
+ * until the tick resets it) and everything waits for the next tick.
+ */
+static bool device_admit(struct sim *s, const struct sim_item *item)
+{
+	if (s->busy >= s->cfg->dev.depth)
+		return false;
+	if (!s->cfg->dev.mbps)
+		return true;
+	if (s->budget < 0)
+		return false;
+	s->budget -= (s64)item->si.sectors * 512;
+	return s->budget >= 0;
+}
+
+/* Starts the device FIFO's head IOs while the device takes them. */
+static void device_run_fifo(struct sim *s)
+{
+	while (s->fifo_head && device_admit(s, s->fifo_head)) {
+		struct sim_item *next = s->fifo_head;
+
+		s->fifo_head = next->dev_next;
+		if (!s->fifo_head)
+			s->fifo_tail = NULL;
+		device_start(s, next);
+	}
+}
+
+/* null_blk's bandwidth timer: a new budget, and the FIFO runs. */
+static void device_tick(struct sim *s)
+{
+	s->budget = (s64)(s->cfg->dev.mbps * (1ULL << 20) *
+			  s->cfg->dev.tick_ns / 1000000000ULL);
+	device_run_fifo(s);
+	if (s->now < s->cfg->duration_ns || s->fifo_head || s->busy)
+		ev_push(s, s->now + s->cfg->dev.tick_ns, EV_TICK, 0, NULL);
+}
+
 /* The item goes down: account it, then into the device. */
 /*
  * ioband-sched.c section 9: a capped group's sectors over any run of its
@@ -395,7 +437,7 @@ static void dispatched(struct sim *s, struct sim_item *item,
 	gr->sum_wait_ns += wait;
 	gr->waits++;
 
-	if (s->busy < s->cfg->dev.depth) {
+	if (!s->fifo_head && device_admit(s, item)) {
 		device_start(s, item);
 	} else {
 		item->dev_next = NULL;
@@ -546,14 +588,7 @@ static void completion(struct sim *s, struct sim_item *item)
 
 	busy_account(s);
 	s->busy--;
-	if (s->fifo_head) {
-		struct sim_item *next = s->fifo_head;
-
-		s->fifo_head = next->dev_next;
-		if (!s->fifo_head)
-			s->fifo_tail = NULL;
-		device_start(s, next);
-	}
+	device_run_fifo(s);
 	s->res->groups[i].completed++;
 	ioband_sched_complete(&s->sched, &item->si);
 	item_free(s, item);
@@ -646,6 +681,7 @@ void sim_cfg_init(struct sim_cfg *cfg)
 	cfg->dev.per_io_ns = 100000;
 	cfg->dev.per_sector_ns = 0;
 	cfg->dev.depth = 32;
+	cfg->dev.tick_ns = 20000000;	/* null_blk's TIMER_INTERVAL */
 	ioband_sched_params_default(&cfg->params, IOBAND_POLICY_WEIGHT);
 	cfg->duration_ns = 1000000000ULL;
 	cfg->seed = 1;
@@ -730,6 +766,8 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		ev_push(&s, cfg->events[0].at_ns, EV_CONFIG, 0, NULL);
 	ev_push(&s, cfg->warmup_ns, EV_WINDOW, 0, NULL);
 	ev_push(&s, cfg->duration_ns, EV_END, 0, NULL);
+	if (cfg->dev.mbps)
+		device_tick(&s);
 
 	while (s.heap_len) {
 		struct ev ev = ev_pop(&s);
@@ -761,6 +799,9 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			if (ev.t == s.timer_at)
 				s.timer_at = 0;
 			pump(&s);
+			break;
+		case EV_TICK:
+			device_tick(&s);
 			break;
 		}
 	}
@@ -846,6 +887,10 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 		IOBAND_DEFAULT_IO_LIMIT,
 		(unsigned long long)cfg->dev.per_io_ns,
 		(unsigned long long)cfg->dev.per_sector_ns, cfg->dev.depth);
+	if (cfg->dev.mbps)
+		fprintf(out, "capped at %llu MiB/s, a budget every %llu ns\n",
+			(unsigned long long)cfg->dev.mbps,
+			(unsigned long long)cfg->dev.tick_ns);
 	fprintf(out, "window %.3f s: %llu IOs (%.0f IOPS), %.1f MiB/s, device busy %.1f%%\n",
 		secs, (unsigned long long)total_ios,
 		secs > 0 ? total_ios / secs : 0.0,

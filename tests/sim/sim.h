@@ -37,6 +37,13 @@ struct sim_device {
 	u64 per_io_ns;
 	u64 per_sector_ns;
 	u32 depth;
+	/*
+	 * null_blk's mbps= cap, when mbps is set: every tick_ns the
+	 * device may start mbps MiB/s x tick_ns more; an IO that does not
+	 * fit waits in the FIFO for the next tick, as null_blk requeues it.
+	 */
+	u64 mbps;
+	u64 tick_ns;
 };
 
 struct sim_group_cfg {
