@@ -3,10 +3,12 @@
  * dm-ioband: share a block device's bandwidth between groups of processes
  * (cgroup v2 above all) by weight.
  *
- * This file is the device-mapper glue: table parsing, bandwidth domains,
- * bio classification, holding and dispatching bios, suspend, status and
- * messages. The groups (ioband-core.c) and the choice of which held bio
- * goes next (ioband-sched.c) are plain C shared with the userspace tests.
+ * This file is the device-mapper glue: bandwidth domains, bio
+ * classification, holding and dispatching bios, suspend, status, and
+ * applying the table and the messages. The groups and the parsing of the
+ * table and the messages (ioband-core.c) and the choice of which held bio
+ * goes next (ioband-sched.c) are plain C shared with the userspace tests
+ * and fuzzers.
  *
  * Every target names a bandwidth domain (its ioband_device_id); targets
  * with the same id share one domain: one scheduler, one lock, one dispatch
@@ -47,67 +49,6 @@
 #error "dm-ioband needs a kernel with CONFIG_BLK_CGROUP"
 #endif
 
-enum ioband_group_type {
-	IOBAND_TYPE_NONE,
-	IOBAND_TYPE_CGROUP,
-	IOBAND_TYPE_UID,
-	IOBAND_TYPE_GID,
-	IOBAND_TYPE_PID,
-	IOBAND_TYPE_PGRP,
-};
-
-/* Table spellings; "user" is dm-ioband's other name for "uid". */
-static const struct {
-	const char *name;
-	enum ioband_group_type type;
-} ioband_group_types[] = {
-	{ "none", IOBAND_TYPE_NONE },
-	{ "cgroup", IOBAND_TYPE_CGROUP },
-	{ "uid", IOBAND_TYPE_UID },
-	{ "user", IOBAND_TYPE_UID },
-	{ "gid", IOBAND_TYPE_GID },
-	{ "pid", IOBAND_TYPE_PID },
-	{ "pgrp", IOBAND_TYPE_PGRP },
-};
-
-static const char * const ioband_policy_names[] = {
-	[IOBAND_POLICY_WEIGHT] = "weight",
-	[IOBAND_POLICY_WEIGHT_IOSIZE] = "weight-iosize",
-	[IOBAND_POLICY_RANGE_BW] = "range-bw",
-	[IOBAND_POLICY_WEIGHT_RANGE] = "weight-range",
-};
-
-/*
- * What a group argument of the table carries under each policy, after
- * "<id>:" (or ":" for the default group).
- */
-enum ioband_spec {
-	IOBAND_SPEC_WEIGHT,		/* <weight> */
-	IOBAND_SPEC_RANGE,		/* <min>:<max> */
-	IOBAND_SPEC_WEIGHT_RANGE,	/* <weight>:<min>:<max> */
-};
-
-static const struct {
-	unsigned int nr_values;
-	const char *grammar;
-} ioband_specs[] = {
-	[IOBAND_SPEC_WEIGHT] = { 1, "<id>:<weight> or :<weight>" },
-	[IOBAND_SPEC_RANGE] = { 2, "<id>:<min>:<max> or :<min>:<max>" },
-	[IOBAND_SPEC_WEIGHT_RANGE] = { 3, "<id>:<weight>:<min>:<max> or :<weight>:<min>:<max>" },
-};
-
-static enum ioband_spec ioband_policy_spec(enum ioband_policy policy)
-{
-	switch (policy) {
-	case IOBAND_POLICY_RANGE_BW:
-		return IOBAND_SPEC_RANGE;
-	case IOBAND_POLICY_WEIGHT_RANGE:
-		return IOBAND_SPEC_WEIGHT_RANGE;
-	default:
-		return IOBAND_SPEC_WEIGHT;
-	}
-}
-
 /* The targets that share one ioband_device_id. */
 struct ioband_domain {
 	struct list_head list;		/* in ioband_domains */
@@ -134,7 +75,7 @@ static DEFINE_MUTEX(ioband_domains_lock);	/* protects ioband_domains */
 struct ioband_c {
 	struct dm_dev *dev;
 	struct ioband_domain *domain;
-	unsigned int type_index;	/* in ioband_group_types */
+	unsigned int type_index;	/* ioband_parse_group_type()'s */
 	bool suspended;			/* counted in domain->nr_suspended */
 
 	/* Under domain->lock. */
@@ -156,7 +97,7 @@ struct ioband_bio {
 
 static enum ioband_group_type ioband_type(const struct ioband_c *ic)
 {
-	return ioband_group_types[ic->type_index].type;
+	return ioband_group_type_of(ic->type_index);
 }
 
 /*
@@ -465,26 +406,6 @@ static void ioband_put_domain(struct ioband_domain *domain)
 
 /* ---- Groups ---- */
 
-static int ioband_parse_type(const char *arg)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(ioband_group_types); i++)
-		if (!strcmp(arg, ioband_group_types[i].name))
-			return i;
-	return -EINVAL;
-}
-
-static int ioband_parse_policy(const char *arg)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(ioband_policy_names); i++)
-		if (!strcmp(arg, ioband_policy_names[i]))
-			return i;
-	return -EINVAL;
-}
-
 /* Attaches a new group @id of @weight to @ic. */
 static int ioband_attach(struct ioband_c *ic, u64 id, u32 weight)
 {
@@ -527,66 +448,39 @@ static void __ioband_detach(struct ioband_c *ic, struct ioband_group *group)
 }
 
 /*
- * Gives @entity the weight and range that @values, a group argument's
- * numbers under @spec, say. Returns false, changing nothing, when one is
- * out of range.
+ * Gives @entity the weight and range that @arg, a parsed group argument,
+ * says. Returns false when the scheduler refuses one.
  */
-static bool __ioband_apply_spec(struct ioband_sched *sched,
-				struct ioband_sched_entity *entity,
-				enum ioband_spec spec, const u64 *values)
+static bool __ioband_apply_group_arg(struct ioband_sched *sched,
+				     struct ioband_sched_entity *entity,
+				     const struct ioband_group_arg *arg)
 {
-	u64 weight = entity->weight, min_kbps, max_kbps;
-
-	if (spec == IOBAND_SPEC_WEIGHT)
-		return ioband_sched_set_weight(sched, entity, values[0]);
-	if (spec == IOBAND_SPEC_WEIGHT_RANGE)
-		weight = *values++;
-	min_kbps = values[0];
-	max_kbps = values[1];
-	if (!ioband_weight_valid(weight) || min_kbps > U32_MAX ||
-	    max_kbps > U32_MAX ||
-	    !ioband_sched_set_range(sched, entity, min_kbps, max_kbps))
+	if (ioband_spec_has_range(arg->spec) &&
+	    !ioband_sched_set_range(sched, entity, arg->min_kbps,
+				    arg->max_kbps))
 		return false;
-	return ioband_sched_set_weight(sched, entity, weight);
-}
-
-static int ioband_group_arg_error(struct dm_target *ti, const char *arg,
-				  enum ioband_spec spec)
-{
-	DMERR("group '%s': want %s, weight %u..%u, 0 <= min <= max or max 0 (KB/s)",
-	      arg, ioband_specs[spec].grammar, IOBAND_MIN_WEIGHT,
-	      IOBAND_MAX_WEIGHT);
-	ti->error = "group: malformed or out of range; the kernel log has the grammar";
-	return -EINVAL;
+	return !ioband_spec_has_weight(arg->spec) ||
+	       ioband_sched_set_weight(sched, entity, arg->weight);
 }
 
 /*
- * Parses the policy's group arguments: the default group's (":<spec>") at
- * most once and "<id>:<spec>" for each attached group.
+ * Attaches the table's groups, parsed and checked by the core: what is
+ * left to find is an id given twice.
  */
-static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as,
-			       enum ioband_spec spec)
+static int ioband_attach_groups(struct dm_target *ti,
+				const struct ioband_table *table)
 {
 	struct ioband_c *ic = ti->private;
 	struct ioband_sched *sched = &ic->domain->sched;
-	u64 values[IOBAND_MAX_SPEC_VALUES];
-	bool default_seen = false, is_default, valid;
+	struct ioband_group_arg arg;
 	struct ioband_group *group;
-	unsigned int nr_groups = 0;
 	unsigned int hash_bits, i;
 	unsigned long flags;
-	const char *arg;
-	u64 id = 0;
+	const char *text;
+	bool valid;
 	int ret;
 
-	for (i = 0; i < as->argc; i++)
-		nr_groups += as->argv[i][0] != ':';
-	if (nr_groups && ioband_type(ic) == IOBAND_TYPE_NONE) {
-		ti->error = "group: group_type none takes no <id>:... groups";
-		return -EINVAL;
-	}
-
-	hash_bits = ioband_hash_bits_for(nr_groups);
+	hash_bits = ioband_hash_bits_for(table->nr_groups);
 	ic->buckets = kvcalloc(1U << hash_bits, sizeof(*ic->buckets), GFP_KERNEL);
 	if (!ic->buckets) {
 		ti->error = "Cannot allocate the group table";
@@ -598,19 +492,17 @@ static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as,
 				 IOBAND_DEFAULT_WEIGHT);
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
 
-	while ((arg = dm_shift_arg(as))) {
-		if (ioband_parse_group_spec(arg, 0, ioband_specs[spec].nr_values,
-					    &id, &is_default, values))
-			return ioband_group_arg_error(ti, arg, spec);
-		if (is_default && default_seen) {
-			ti->error = "group: the default group's :... is given twice";
+	for (i = 0; i < table->nr_group_args; i++) {
+		text = table->group_args[i];
+		if (ioband_parse_group_arg(text, table->spec, 0, &arg)) {
+			ti->error = "group: malformed or out of range";
 			return -EINVAL;
 		}
-		default_seen |= is_default;
-		if (!is_default) {
-			ret = ioband_attach(ic, id, IOBAND_DEFAULT_WEIGHT);
+		if (!arg.is_default) {
+			ret = ioband_attach(ic, arg.id, IOBAND_DEFAULT_WEIGHT);
 			if (ret == -EEXIST) {
-				DMERR("group '%s': id %llu is given twice", arg, id);
+				DMERR("group '%s': id %llu is given twice",
+				      text, arg.id);
 				ti->error = "group: the same <id> is given twice";
 				return -EINVAL;
 			}
@@ -621,12 +513,14 @@ static int ioband_parse_groups(struct dm_target *ti, struct dm_arg_set *as,
 		}
 
 		spin_lock_irqsave(&ic->domain->lock, flags);
-		group = is_default ? &ic->groups.default_group :
-				     ioband_group_find(&ic->groups, id);
-		valid = __ioband_apply_spec(sched, &group->entity, spec, values);
+		group = arg.is_default ? &ic->groups.default_group :
+					 ioband_group_find(&ic->groups, arg.id);
+		valid = __ioband_apply_group_arg(sched, &group->entity, &arg);
 		spin_unlock_irqrestore(&ic->domain->lock, flags);
-		if (!valid)
-			return ioband_group_arg_error(ti, arg, spec);
+		if (!valid) {
+			ti->error = "group: out of range";
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -671,24 +565,22 @@ static void ioband_dtr(struct dm_target *ti)
  * means the default; an io_limit below io_throttle is raised to it, as
  * dm-ioband did. The default weight is 100. The domain's knobs (policy,
  * token_base, io_throttle, io_limit) are the latest loaded table's.
+ * The core (ioband_parse_table()) parses and checks the arguments.
  */
 static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
-	static const struct dm_arg _args[] = {
-		{0, IOBAND_MAX_IO_LIMIT, "io_throttle: want a number 0..65536"},
-		{0, IOBAND_MAX_IO_LIMIT, "io_limit: want a number 0..65536"},
-		{0, IOBAND_MAX_TOKEN_BASE, "token_base: want a number 0..1073741824"},
-	};
-	struct dm_arg_set as = { .argc = argc, .argv = argv };
-	struct ioband_sched_params params;
-	const char *device, *domain_id;
-	unsigned int io_throttle, io_limit;
+	char detail[IOBAND_ERROR_MAX];
+	struct ioband_table table;
 	unsigned long flags;
 	struct ioband_c *ic;
+	const char *error;
 	int ret;
 
-	if (argc < 7) {
-		ti->error = "Not enough arguments: want <device> <ioband_device_id> <io_throttle> <io_limit> <group_type> <policy> <token_base> [groups]";
+	error = ioband_parse_table(&table, argc, argv, detail, sizeof(detail));
+	if (error) {
+		if (detail[0])
+			DMERR("%s", detail);
+		ti->error = (char *)error;
 		return -EINVAL;
 	}
 
@@ -699,58 +591,21 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	ti->private = ic;
 	ic->stats_start_ns = ktime_get_ns();
+	ic->type_index = table.type_index;
 
-	device = dm_shift_arg(&as);
-	domain_id = dm_shift_arg(&as);
-	if (strlen(domain_id) > IOBAND_DOMAIN_ID_MAX) {
-		ti->error = "ioband_device_id: longer than 31 characters";
-		ret = -EINVAL;
-		goto bad;
-	}
-
-	ret = dm_read_arg(&_args[0], &as, &io_throttle, &ti->error);
-	if (ret)
-		goto bad;
-	ret = dm_read_arg(&_args[1], &as, &io_limit, &ti->error);
-	if (ret)
-		goto bad;
-
-	ret = ioband_parse_type(dm_shift_arg(&as));
-	if (ret < 0) {
-		ti->error = "group_type: unknown, want none, cgroup, uid, user, gid, pid or pgrp";
-		goto bad;
-	}
-	ic->type_index = ret;
-
-	ret = ioband_parse_policy(dm_shift_arg(&as));
-	if (ret < 0) {
-		ti->error = "policy: unknown, want weight, weight-iosize, range-bw or weight-range";
-		goto bad;
-	}
-	ioband_sched_params_default(&params, ret);
-
-	ret = dm_read_arg(&_args[2], &as, &params.token_base, &ti->error);
-	if (ret)
-		goto bad;
-	params.io_throttle = io_throttle;
-	params.io_limit = io_limit;
-	if (io_limit && io_limit < io_throttle)
-		params.io_limit = io_throttle;
-	if (!io_limit && IOBAND_DEFAULT_IO_LIMIT < io_throttle)
-		params.io_limit = io_throttle;
-
-	ic->domain = ioband_get_domain(domain_id, &params);
+	ic->domain = ioband_get_domain(table.domain_id, &table.params);
 	if (!ic->domain) {
 		ti->error = "Cannot allocate the bandwidth domain";
 		ret = -ENOMEM;
 		goto bad;
 	}
 
-	ret = ioband_parse_groups(ti, &as, ioband_policy_spec(params.policy));
+	ret = ioband_attach_groups(ti, &table);
 	if (ret)
 		goto bad;
 
-	ret = dm_get_device(ti, device, dm_table_get_mode(ti->table), &ic->dev);
+	ret = dm_get_device(ti, table.device, dm_table_get_mode(ti->table),
+			    &ic->dev);
 	if (ret) {
 		ti->error = "device: cannot open the device";
 		goto bad;
@@ -758,8 +613,8 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 
 	/* Nothing fails from here: the table's knobs become the domain's. */
 	spin_lock_irqsave(&ic->domain->lock, flags);
-	params.carryover = ic->domain->sched.params.carryover;
-	ioband_sched_set_params(&ic->domain->sched, &params);
+	table.params.carryover = ic->domain->sched.params.carryover;
+	ioband_sched_set_params(&ic->domain->sched, &table.params);
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
 	ioband_kick(ic->domain);
 
@@ -921,14 +776,19 @@ static void ioband_emit_spec(const struct ioband_group *group, bool is_default,
 			     unsigned int maxlen, size_t *psz)
 {
 	const struct ioband_sched_entity *e = &group->entity;
+	const struct ioband_group_arg arg = {
+		.id = is_default ? 0 : group->id,
+		.is_default = is_default,
+		.spec = spec,
+		.weight = e->weight,
+		.min_kbps = e->min_kbps,
+		.max_kbps = e->max_kbps,
+	};
+	char text[IOBAND_GROUP_ARG_MAX];
 	size_t sz = *psz;
 
-	if (!is_default)
-		DMEMIT("%llu", group->id);
-	if (spec != IOBAND_SPEC_RANGE)
-		DMEMIT(":%u", e->weight);
-	if (spec != IOBAND_SPEC_WEIGHT)
-		DMEMIT(":%u:%u", e->min_kbps, e->max_kbps);
+	ioband_format_group_arg(text, sizeof(text), &arg);
+	DMEMIT("%s", text);
 	*psz = sz;
 }
 
@@ -956,8 +816,8 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 	case STATUSTYPE_TABLE:
 		DMEMIT("%s %s %u %u %s %s %u ", ic->dev->name, domain->id,
 		       params->io_throttle, params->io_limit,
-		       ioband_group_types[ic->type_index].name,
-		       ioband_policy_names[params->policy], params->token_base);
+		       ioband_group_type_name(ic->type_index),
+		       ioband_policy_name(params->policy), params->token_base);
 		ioband_emit_spec(&ic->groups.default_group, true,
 				 ioband_policy_spec(params->policy), result,
 				 maxlen, &sz);
@@ -973,8 +833,8 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
 		DMEMIT(",device_name=%s,ioband_device_id=%s,group_type=%s,policy=%s,groups=%u;",
 		       ic->dev->name, domain->id,
-		       ioband_group_types[ic->type_index].name,
-		       ioband_policy_names[params->policy],
+		       ioband_group_type_name(ic->type_index),
+		       ioband_policy_name(params->policy),
 		       ic->groups.nr_groups);
 		break;
 	}
@@ -1015,7 +875,7 @@ static void __ioband_emit_stats(struct ioband_c *ic, char *result,
 	size_t sz = 0;
 
 	DMEMIT("domain=%s policy=%s token_base=%u io_throttle=%u io_limit=%u carryover=%u in_flight=%u queued=%u vtime=%llu elapsed_ns=%llu",
-	       ic->domain->id, ioband_policy_names[sched->params.policy],
+	       ic->domain->id, ioband_policy_name(sched->params.policy),
 	       sched->token_base, sched->io_throttle, sched->io_limit,
 	       sched->params.carryover, sched->in_flight, sched->nr_queued,
 	       sched->vtime, ktime_get_ns() - ic->stats_start_ns);
@@ -1036,197 +896,162 @@ static void __ioband_reset_stats(struct ioband_c *ic)
 	ic->stats_start_ns = ktime_get_ns();
 }
 
-/* Messages that change one of the domain's knobs: name, then setter. */
-static const struct {
-	const char *name;
-	bool (*set)(struct ioband_sched *sched, u32 value);
-} ioband_knob_messages[] = {
-	{ "token", ioband_sched_set_token_base },
-	{ "carryover", ioband_sched_set_carryover },
-	{ "io_limit", ioband_sched_set_io_limit },
-	{ "io_throttle", ioband_sched_set_io_throttle },
+/* The setters of the messages that change one of the domain's knobs. */
+static bool (* const ioband_knob_setters[])(struct ioband_sched *sched,
+					    u32 value) = {
+	[IOBAND_MSG_TOKEN] = ioband_sched_set_token_base,
+	[IOBAND_MSG_CARRYOVER] = ioband_sched_set_carryover,
+	[IOBAND_MSG_IO_LIMIT] = ioband_sched_set_io_limit,
+	[IOBAND_MSG_IO_THROTTLE] = ioband_sched_set_io_throttle,
 };
 
-static int ioband_message_knob(struct ioband_c *ic, unsigned int knob,
-			       const char *arg)
+static enum ioband_message_fault
+ioband_message_knob(struct ioband_c *ic, const struct ioband_message *msg)
 {
 	struct ioband_domain *domain = ic->domain;
 	unsigned long flags;
 	bool valid;
-	u64 value;
 
-	if (ioband_parse_u64(arg, &value) || value > U32_MAX) {
-		DMERR("%s '%s': want an unsigned number",
-		      ioband_knob_messages[knob].name, arg);
-		return -EINVAL;
-	}
 	spin_lock_irqsave(&domain->lock, flags);
-	valid = ioband_knob_messages[knob].set(&domain->sched, value);
+	valid = ioband_knob_setters[msg->kind](&domain->sched, msg->value);
 	spin_unlock_irqrestore(&domain->lock, flags);
-	if (!valid) {
-		DMERR("%s %s: out of range (io_throttle <= io_limit <= %u, token <= %u, carryover <= %u)",
-		      ioband_knob_messages[knob].name, arg, IOBAND_MAX_IO_LIMIT,
-		      IOBAND_MAX_TOKEN_BASE, IOBAND_MAX_CARRYOVER);
-		return -EINVAL;
-	}
+	if (!valid)
+		return IOBAND_FAULT_REFUSED;
 	ioband_kick(domain);	/* a higher io_limit frees slots */
-	return 0;
+	return IOBAND_FAULT_NONE;
 }
 
-static int ioband_message_attach(struct ioband_c *ic, const char *arg)
+static enum ioband_message_fault
+ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 {
-	bool is_default;
 	u32 weight = ic->groups.default_group.entity.weight;
-	u64 id;
 	int ret;
 
-	if (ioband_type(ic) == IOBAND_TYPE_NONE) {
-		DMERR("attach: group_type none has no groups to attach");
-		return -EINVAL;
-	}
-	if (ioband_parse_u64(arg, &id) &&
-	    (ioband_parse_group_weight(arg, false, &id, &weight, &is_default) ||
-	     is_default)) {
-		DMERR("attach '%s': want <id> or <id>:<weight>, weight %u..%u",
-		      arg, IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
-		return -EINVAL;
-	}
-	ret = ioband_attach(ic, id, weight);
+	if (ioband_spec_has_weight(msg->group.spec))
+		weight = msg->group.weight;
+	ret = ioband_attach(ic, msg->group.id, weight);
 	if (ret == -EEXIST)
-		DMERR("attach %llu: already attached", id);
-	return ret;
+		return IOBAND_FAULT_ATTACHED;
+	return ret ? IOBAND_FAULT_NO_MEMORY : IOBAND_FAULT_NONE;
 }
 
-static int ioband_message_detach(struct ioband_c *ic, const char *arg)
+static enum ioband_message_fault
+ioband_message_detach(struct ioband_c *ic, const struct ioband_message *msg)
 {
 	struct ioband_domain *domain = ic->domain;
-	struct ioband_group *group = NULL;
+	struct ioband_group *group;
 	unsigned long flags;
-	u64 id;
 
-	if (ioband_parse_u64(arg, &id)) {
-		DMERR("detach '%s': want a group id", arg);
-		return -EINVAL;
-	}
 	spin_lock_irqsave(&domain->lock, flags);
-	group = ioband_group_find(&ic->groups, id);
+	group = ioband_group_find(&ic->groups, msg->group.id);
 	if (group)
 		__ioband_detach(ic, group);
 	spin_unlock_irqrestore(&domain->lock, flags);
-	if (!group) {
-		DMERR("detach %llu: no such group", id);
-		return -EINVAL;
-	}
+	if (!group)
+		return IOBAND_FAULT_NOT_ATTACHED;
 	ioband_kick(domain);
-	return 0;
+	return IOBAND_FAULT_NONE;
 }
 
-static int ioband_message_weight(struct ioband_c *ic, const char *arg)
+/* weight and range-bw: the group's weight or range. */
+static enum ioband_message_fault
+ioband_message_group(struct ioband_c *ic, const struct ioband_message *msg)
 {
 	struct ioband_domain *domain = ic->domain;
 	struct ioband_group *group;
 	unsigned long flags;
-	bool is_default;
-	u32 weight;
-	u64 id;
+	bool valid = false;
 
-	if (ioband_parse_group_weight(arg, true, &id, &weight, &is_default)) {
-		DMERR("weight '%s': want [<id>:]<weight>, weight %u..%u",
-		      arg, IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
-		return -EINVAL;
-	}
 	spin_lock_irqsave(&domain->lock, flags);
-	group = is_default ? &ic->groups.default_group :
-			     ioband_group_find(&ic->groups, id);
+	group = msg->group.is_default ? &ic->groups.default_group :
+		ioband_group_find(&ic->groups, msg->group.id);
 	if (group)
-		ioband_sched_set_weight(&domain->sched, &group->entity, weight);
+		valid = __ioband_apply_group_arg(&domain->sched, &group->entity,
+						 &msg->group);
 	spin_unlock_irqrestore(&domain->lock, flags);
-	if (!group) {
-		DMERR("weight %s: group %llu is not attached", arg, id);
-		return -EINVAL;
-	}
-	return 0;
+	if (!group)
+		return IOBAND_FAULT_NOT_ATTACHED;
+	if (!valid)
+		return IOBAND_FAULT_REFUSED;
+	if (msg->kind == IOBAND_MSG_RANGE_BW)
+		ioband_kick(domain);
+	return IOBAND_FAULT_NONE;
 }
 
-static int ioband_message_policy(struct ioband_c *ic, const char *arg)
+static enum ioband_message_fault
+ioband_message_policy(struct ioband_c *ic, const struct ioband_message *msg)
 {
 	struct ioband_domain *domain = ic->domain;
 	unsigned long flags;
-	int policy;
+	bool valid;
 
-	policy = ioband_parse_policy(arg);
-	if (policy < 0) {
-		DMERR("policy '%s': unknown, want weight, weight-iosize, range-bw or weight-range",
-		      arg);
-		return -EINVAL;
-	}
 	spin_lock_irqsave(&domain->lock, flags);
-	ioband_sched_set_policy(&domain->sched, policy);
+	valid = ioband_sched_set_policy(&domain->sched, msg->value);
 	spin_unlock_irqrestore(&domain->lock, flags);
+	if (!valid)
+		return IOBAND_FAULT_REFUSED;
 	ioband_kick(domain);	/* leaving a range policy frees capped groups */
-	return 0;
+	return IOBAND_FAULT_NONE;
 }
 
-/* range-bw [<id>|-1]:<min>:<max>, in KB/s; the default group as -1. */
-static int ioband_message_range(struct ioband_c *ic, const char *arg)
+static enum ioband_message_fault
+ioband_message_type(struct ioband_c *ic, const struct ioband_message *msg)
 {
-	struct ioband_domain *domain = ic->domain;
-	u64 values[IOBAND_MAX_SPEC_VALUES];
-	struct ioband_group *group;
-	bool is_default, valid = false;
+	enum ioband_message_fault fault = IOBAND_FAULT_NONE;
 	unsigned long flags;
-	u64 id = 0;
 
-	if (ioband_parse_group_spec(arg, IOBAND_SPEC_MINUS_ONE, 2, &id,
-				    &is_default, values)) {
-		DMERR("range-bw '%s': want <id>:<min>:<max> or -1:<min>:<max> (KB/s)",
-		      arg);
-		return -EINVAL;
-	}
-	spin_lock_irqsave(&domain->lock, flags);
-	group = is_default ? &ic->groups.default_group :
-			     ioband_group_find(&ic->groups, id);
-	if (group)
-		valid = __ioband_apply_spec(&domain->sched, &group->entity,
-					    IOBAND_SPEC_RANGE, values);
-	spin_unlock_irqrestore(&domain->lock, flags);
-	if (!group) {
-		DMERR("range-bw %s: group %llu is not attached", arg, id);
-		return -EINVAL;
-	}
-	if (!valid) {
-		DMERR("range-bw %s: want 0 <= min <= max, or max 0 for no limit",
-		      arg);
-		return -EINVAL;
-	}
-	ioband_kick(domain);
-	return 0;
-}
-
-static int ioband_message_type(struct ioband_c *ic, const char *arg)
-{
-	unsigned long flags;
-	int type, ret = 0;
-
-	type = ioband_parse_type(arg);
-	if (type < 0) {
-		DMERR("type '%s': unknown, want none, cgroup, uid, user, gid, pid or pgrp",
-		      arg);
-		return -EINVAL;
-	}
 	spin_lock_irqsave(&ic->domain->lock, flags);
 	if (ic->groups.nr_groups)
-		ret = -EBUSY;
+		fault = IOBAND_FAULT_BUSY;
 	else
-		ic->type_index = type;
+		ic->type_index = msg->value;
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
-	if (ret)
-		DMERR("type %s: detach every group first", arg);
-	return ret;
+	return fault;
+}
+
+/* Applies @msg, parsed by the core, to @ic. */
+static enum ioband_message_fault
+ioband_apply_message(struct ioband_c *ic, const struct ioband_message *msg,
+		     char *result, unsigned int maxlen)
+{
+	unsigned long flags;
+
+	switch (msg->kind) {
+	case IOBAND_MSG_ATTACH:
+		if (ioband_type(ic) == IOBAND_TYPE_NONE)
+			return IOBAND_FAULT_NO_GROUPS;
+		return ioband_message_attach(ic, msg);
+	case IOBAND_MSG_DETACH:
+		return ioband_message_detach(ic, msg);
+	case IOBAND_MSG_WEIGHT:
+	case IOBAND_MSG_RANGE_BW:
+		return ioband_message_group(ic, msg);
+	case IOBAND_MSG_POLICY:
+		return ioband_message_policy(ic, msg);
+	case IOBAND_MSG_TYPE:
+		return ioband_message_type(ic, msg);
+	case IOBAND_MSG_TOKEN:
+	case IOBAND_MSG_CARRYOVER:
+	case IOBAND_MSG_IO_LIMIT:
+	case IOBAND_MSG_IO_THROTTLE:
+		return ioband_message_knob(ic, msg);
+	case IOBAND_MSG_RESET:
+		spin_lock_irqsave(&ic->domain->lock, flags);
+		__ioband_reset_stats(ic);
+		spin_unlock_irqrestore(&ic->domain->lock, flags);
+		return IOBAND_FAULT_NONE;
+	case IOBAND_MSG_STATS:
+		spin_lock_irqsave(&ic->domain->lock, flags);
+		__ioband_emit_stats(ic, result, maxlen);
+		spin_unlock_irqrestore(&ic->domain->lock, flags);
+		return IOBAND_FAULT_NONE;
+	default:
+		return IOBAND_FAULT_REFUSED;
+	}
 }
 
 /*
- * Messages, all applied live:
+ * Messages, all applied live (the core parses them and words the errors):
  *   attach <id>[:<weight>]   detach <id>   weight [<id>:]<weight>
  *   range-bw <id>:<min>:<max>   token <n>   carryover <n>   io_limit <n>
  *   io_throttle <n>   policy <name>   type <name>   reset   stats
@@ -1235,45 +1060,35 @@ static int ioband_message(struct dm_target *ti, unsigned int argc,
 			  char **argv, char *result, unsigned int maxlen)
 {
 	struct ioband_c *ic = ti->private;
-	unsigned long flags;
-	unsigned int i;
+	char error[IOBAND_ERROR_MAX];
+	enum ioband_message_fault fault;
+	struct ioband_message msg;
+	int ret;
 
-	if (argc == 1 && !strcasecmp(argv[0], "stats")) {
-		spin_lock_irqsave(&ic->domain->lock, flags);
-		__ioband_emit_stats(ic, result, maxlen);
-		spin_unlock_irqrestore(&ic->domain->lock, flags);
-		return 1;
-	}
-	if (argc == 1 && !strcasecmp(argv[0], "reset")) {
-		spin_lock_irqsave(&ic->domain->lock, flags);
-		__ioband_reset_stats(ic);
-		spin_unlock_irqrestore(&ic->domain->lock, flags);
-		return 0;
-	}
-	if (argc != 2) {
-		DMERR("message '%s' with %u arguments: want attach, detach, weight, range-bw, token, carryover, io_limit, io_throttle, policy or type with one argument, or reset or stats alone",
-		      argc ? argv[0] : "", argc ? argc - 1 : 0);
+	ret = ioband_parse_message(&msg, argc, argv, error, sizeof(error));
+	/* attach under group_type none: that, before a malformed id. */
+	if (ret && !(msg.kind == IOBAND_MSG_ATTACH &&
+		     ioband_type(ic) == IOBAND_TYPE_NONE)) {
+		DMERR("%s", error);
 		return -EINVAL;
 	}
-
-	if (!strcasecmp(argv[0], "attach"))
-		return ioband_message_attach(ic, argv[1]);
-	if (!strcasecmp(argv[0], "detach"))
-		return ioband_message_detach(ic, argv[1]);
-	if (!strcasecmp(argv[0], "weight"))
-		return ioband_message_weight(ic, argv[1]);
-	if (!strcasecmp(argv[0], "policy"))
-		return ioband_message_policy(ic, argv[1]);
-	if (!strcasecmp(argv[0], "range-bw"))
-		return ioband_message_range(ic, argv[1]);
-	if (!strcasecmp(argv[0], "type"))
-		return ioband_message_type(ic, argv[1]);
-	for (i = 0; i < ARRAY_SIZE(ioband_knob_messages); i++)
-		if (!strcasecmp(argv[0], ioband_knob_messages[i].name))
-			return ioband_message_knob(ic, i, argv[1]);
-
-	DMERR("unknown message '%s'", argv[0]);
-	return -EINVAL;
+	fault = ioband_apply_message(ic, &msg, result, maxlen);
+	switch (fault) {
+	case IOBAND_FAULT_NONE:
+		return msg.kind == IOBAND_MSG_STATS;
+	case IOBAND_FAULT_BUSY:
+		ret = -EBUSY;
+		break;
+	case IOBAND_FAULT_NO_MEMORY:
+		ret = -ENOMEM;
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+	ioband_message_error(&msg, fault, error, sizeof(error));
+	DMERR("%s", error);
+	return ret;
 }
 
 static int ioband_iterate_devices(struct dm_target *ti,

@@ -113,4 +113,161 @@ int ioband_parse_group_spec(const char *text, unsigned int flags,
 /* Parses a whole decimal u64: 0, or -1 when malformed or too big. */
 int ioband_parse_u64(const char *text, u64 *value);
 
+/*
+ * The table's and the messages' text: what dm_split_args() made of a
+ * table line or of a dmsetup message, parsed and checked here so that the
+ * kernel glue only applies the result and the fuzzers see every rule.
+ */
+
+/* Room for an error of the parsers below: longer ones are cut. */
+#define IOBAND_ERROR_MAX	256
+
+/* Room for a group argument as ioband_format_group_arg() writes it. */
+#define IOBAND_GROUP_ARG_MAX	64
+
+enum ioband_group_type {
+	IOBAND_TYPE_NONE,
+	IOBAND_TYPE_CGROUP,
+	IOBAND_TYPE_UID,
+	IOBAND_TYPE_GID,
+	IOBAND_TYPE_PID,
+	IOBAND_TYPE_PGRP,
+};
+
+/*
+ * Group types are kept by their index in the table's spellings ("user"
+ * is another name for "uid"), so that the status says what the table did.
+ * Returns the index of @name, or -1.
+ */
+int ioband_parse_group_type(const char *name);
+const char *ioband_group_type_name(unsigned int type_index);
+enum ioband_group_type ioband_group_type_of(unsigned int type_index);
+
+/* Returns the policy @name spells, or -1. */
+int ioband_parse_policy(const char *name);
+const char *ioband_policy_name(enum ioband_policy policy);
+
+/* What a group argument carries after "<id>:" (or ":" for the default). */
+enum ioband_spec {
+	IOBAND_SPEC_WEIGHT,		/* <weight> */
+	IOBAND_SPEC_RANGE,		/* <min>:<max> */
+	IOBAND_SPEC_WEIGHT_RANGE,	/* <weight>:<min>:<max> */
+	IOBAND_SPEC_ID,			/* nothing: "<id>" alone */
+};
+
+/* The group arguments of a table under @policy. */
+enum ioband_spec ioband_policy_spec(enum ioband_policy policy);
+
+static inline bool ioband_spec_has_weight(enum ioband_spec spec)
+{
+	return spec == IOBAND_SPEC_WEIGHT || spec == IOBAND_SPEC_WEIGHT_RANGE;
+}
+
+static inline bool ioband_spec_has_range(enum ioband_spec spec)
+{
+	return spec == IOBAND_SPEC_RANGE || spec == IOBAND_SPEC_WEIGHT_RANGE;
+}
+
+/* A group argument, range-checked: @spec says which values it gives. */
+struct ioband_group_arg {
+	u64 id;				/* 0 for the default group */
+	bool is_default;
+	enum ioband_spec spec;
+	u32 weight;			/* IOBAND_MIN_WEIGHT..IOBAND_MAX_WEIGHT */
+	u32 min_kbps;			/* min <= max, or max 0: no limit */
+	u32 max_kbps;
+};
+
+/*
+ * Parses a group argument of @spec (not IOBAND_SPEC_ID), with the
+ * IOBAND_SPEC_BARE and IOBAND_SPEC_MINUS_ONE @flags. Returns 0, or -1 when
+ * the text is malformed or a value is out of range.
+ */
+int ioband_parse_group_arg(const char *text, enum ioband_spec spec,
+			   unsigned int flags, struct ioband_group_arg *arg);
+
+/*
+ * Writes @arg as a table spells it, "<id>:<values>" or ":<values>", into
+ * @buf of @size bytes (IOBAND_GROUP_ARG_MAX is enough); returns what
+ * snprintf() does.
+ */
+int ioband_format_group_arg(char *buf, size_t size,
+			    const struct ioband_group_arg *arg);
+
+/* A table's arguments, parsed by ioband_parse_table(). */
+struct ioband_table {
+	const char *device;
+	const char *domain_id;
+	unsigned int type_index;
+	struct ioband_sched_params params;	/* valid; default carryover */
+	enum ioband_spec spec;		/* of the policy's group arguments */
+	unsigned int nr_groups;		/* "<id>:..." arguments */
+	unsigned int nr_group_args;	/* and the default group's, if given */
+	char **group_args;		/* each parses with spec, no flags */
+};
+
+/*
+ * Parses and checks a whole table (the arguments after "ioband"). Returns
+ * NULL, or the error for the table (a constant string that names the
+ * argument and why). A malformed or out-of-range group argument also
+ * writes which and the grammar into @detail (@size bytes), which is ""
+ * otherwise. One error is left to the caller: a group id given twice.
+ */
+const char *ioband_parse_table(struct ioband_table *table, unsigned int argc,
+			       char **argv, char *detail, size_t size);
+
+/* The messages. */
+enum ioband_message_kind {
+	IOBAND_MSG_NONE,		/* not a message: wrong name or count */
+	IOBAND_MSG_ATTACH,		/* group: <id>[:<weight>] */
+	IOBAND_MSG_DETACH,		/* group: <id> */
+	IOBAND_MSG_WEIGHT,		/* group: [<id>:]<weight> */
+	IOBAND_MSG_POLICY,		/* value: the policy */
+	IOBAND_MSG_RANGE_BW,		/* group: <id>|-1|"":<min>:<max> */
+	IOBAND_MSG_TYPE,		/* value: the group type's index */
+	IOBAND_MSG_TOKEN,		/* value: token_base */
+	IOBAND_MSG_CARRYOVER,		/* value */
+	IOBAND_MSG_IO_LIMIT,		/* value */
+	IOBAND_MSG_IO_THROTTLE,		/* value */
+	IOBAND_MSG_RESET,
+	IOBAND_MSG_STATS,
+	IOBAND_NR_MESSAGES
+};
+
+/* A message, parsed and range-checked by ioband_parse_message(). */
+struct ioband_message {
+	enum ioband_message_kind kind;
+	const char *arg;		/* argv[1] as given, NULL when none */
+	struct ioband_group_arg group;
+	u32 value;
+};
+
+/* The message's name, as the kernel log spells it. */
+const char *ioband_message_name(enum ioband_message_kind kind);
+
+/*
+ * Parses a dmsetup message. Returns 0, or -1 with what is wrong (which
+ * argument, and why) in @error of @size bytes. msg->kind is set as soon
+ * as the name and the count are known, even if the argument is then
+ * refused.
+ */
+int ioband_parse_message(struct ioband_message *msg, unsigned int argc,
+			 char **argv, char *error, size_t size);
+
+/* Why the glue could not apply a parsed message. */
+enum ioband_message_fault {
+	IOBAND_FAULT_NONE,
+	IOBAND_FAULT_NO_GROUPS,		/* attach under group_type none */
+	IOBAND_FAULT_ATTACHED,		/* attach: the id is attached */
+	IOBAND_FAULT_NOT_ATTACHED,	/* detach, weight, range-bw */
+	IOBAND_FAULT_REFUSED,		/* range-bw, a knob: out of range */
+	IOBAND_FAULT_BUSY,		/* type: groups are attached */
+	IOBAND_FAULT_NO_MEMORY,		/* attach */
+};
+
+/* Writes what the kernel log says of @fault on @msg into @error. */
+void ioband_message_error(const struct ioband_message *msg,
+			  enum ioband_message_fault fault, char *error,
+			  size_t size);
+
 #endif /* IOBAND_CORE_H */
