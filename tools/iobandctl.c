@@ -506,12 +506,21 @@ static const char *task_params(struct dm_task *dmt, uint64_t *length)
 	return params;
 }
 
-static void __attribute__((noreturn)) die_version_mismatch(const char *name,
-							   const char *what,
-							   const char *text)
+/*
+ * After parsing @text, the kernel's @what of device @name: out of memory
+ * is the end, and so is text we cannot parse, unless @quiet. Returns
+ * whether it parsed.
+ */
+static int check_parsed(int rc, const char *name, const char *what,
+			const char *text, int quiet)
 {
-	errx(EXIT_FAILURE, "%s: cannot parse the %s '%s': do iobandctl and the "
-	     "dm-ioband module come from the same version?", name, what, text);
+	if (rc == -ENOMEM)
+		die_nomem();
+	if (rc && !quiet)
+		errx(EXIT_FAILURE, "%s: cannot parse the %s '%s': do iobandctl "
+		     "and the dm-ioband module come from the same version?",
+		     name, what, text);
+	return !rc;
 }
 
 /* Read the table of ioband device @name; 0 after a warning. */
@@ -520,18 +529,15 @@ static int load_table(const char *name, struct ioband_table *t,
 {
 	struct dm_task *dmt = ioband_task(DM_DEVICE_TABLE, name, quiet);
 	const char *params;
-	int rc;
+	int ok;
 
 	if (!dmt)
 		return 0;
 	params = task_params(dmt, sectors);
-	rc = ioband_parse_table(params, t);
-	if (rc == -ENOMEM)
-		die_nomem();
-	if (rc && !quiet)
-		die_version_mismatch(name, "table", params);
+	ok = check_parsed(ioband_parse_table(params, t), name, "table", params,
+			  quiet);
 	dm_task_destroy(dmt);
-	return !rc;
+	return ok;
 }
 
 /*
@@ -659,12 +665,12 @@ struct target {
 	char *cgroup_root;
 };
 
-static void open_target(struct target *tg, const char *name)
+/* Open ioband device @name; 0 after a warning (unless @quiet). */
+static int open_target(struct target *tg, const char *name, int quiet)
 {
 	memset(tg, 0, sizeof(*tg));
 	tg->name = name;
-	if (!load_table(name, &tg->table, NULL, 0))
-		exit(EXIT_FAILURE);
+	return load_table(name, &tg->table, NULL, quiet);
 }
 
 static void close_target(struct target *tg)
@@ -703,11 +709,8 @@ static int sample_from_status(struct sample *s, int quiet)
 	if (!dmt)
 		return 0;
 	params = task_params(dmt, NULL);
-	rc = ioband_parse_status(params, &status);
-	if (rc == -ENOMEM)
-		die_nomem();
-	if (rc)
-		die_version_mismatch(s->name, "status", params);
+	check_parsed(ioband_parse_status(params, &status), s->name, "status",
+		     params, 0);
 	dm_task_destroy(dmt);
 	rc = ioband_stats_from_status(&s->table, &status, &s->stats);
 	ioband_status_free(&status);
@@ -719,7 +722,7 @@ static int sample_from_status(struct sample *s, int quiet)
 static int sample_from_stats(struct sample *s, int quiet)
 {
 	char *reply;
-	int e, rc;
+	int e;
 
 	if (!send_message(s->name, "stats", &reply, &e)) {
 		if (e == EINVAL) {
@@ -730,11 +733,8 @@ static int sample_from_stats(struct sample *s, int quiet)
 			warn_dm_errno(e, "query", s->name);
 		return 0;
 	}
-	rc = ioband_parse_stats(reply, &s->stats);
-	if (rc == -ENOMEM)
-		die_nomem();
-	if (rc)
-		die_version_mismatch(s->name, "stats reply", reply);
+	check_parsed(ioband_parse_stats(reply, &s->stats), s->name,
+		     "stats reply", reply, 0);
 	free(reply);
 	return 1;
 }
@@ -1221,7 +1221,7 @@ static int cmd_create(const struct command *cmd, int argc, char **argv)
 
 static int cmd_remove(const struct command *cmd, int argc, char **argv)
 {
-	struct ioband_table t;
+	struct target tg;
 	struct dm_task *dmt;
 	uint32_t cookie = 0;
 	uint16_t flags;
@@ -1232,9 +1232,9 @@ static int cmd_remove(const struct command *cmd, int argc, char **argv)
 	name = argv[optind];
 
 	/* Remove nothing that is not ours. */
-	if (!load_table(name, &t, NULL, 0))
+	if (!open_target(&tg, name, 0))
 		return EXIT_FAILURE;
-	ioband_table_free(&t);
+	close_target(&tg);
 
 	flags = setup_udev();
 	dmt = new_task(DM_DEVICE_REMOVE);
@@ -1445,6 +1445,37 @@ static void set_weight(struct target *tg, const char *arg)
 	free(key);
 }
 
+/*
+ * set, attach, detach, policy and reset: open the device named by the
+ * first operand (an ioband device of one target, its table read; exit if
+ * not), let @send send the messages given the operands after the device
+ * and @ctx, close it.
+ */
+static int change_command(char **argv,
+			  void (*send)(struct target *tg, char **operands,
+				       void *ctx),
+			  void *ctx)
+{
+	struct target tg;
+
+	if (!open_target(&tg, argv[optind], 0))
+		exit(EXIT_FAILURE);
+	send(&tg, argv + optind + 1, ctx);
+	close_target(&tg);
+	return EXIT_SUCCESS;
+}
+
+/* The tunables' messages (@ctx, NULL-terminated), then each KEY=SPEC. */
+static void send_set(struct target *tg, char **operands, void *ctx)
+{
+	char **messages = ctx;
+
+	for (; *messages; messages++)
+		change_device(tg->name, "%s", *messages);
+	for (; *operands; operands++)
+		set_weight(tg, *operands);
+}
+
 static int cmd_set(const struct command *cmd, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1466,9 +1497,8 @@ static int cmd_set(const struct command *cmd, int argc, char **argv)
 		{ 'b', "--token-base",  "token" },
 		{ 'c', "--carryover",   "carryover" },
 	};
-	char **messages = xcalloc(argc, sizeof(*messages));
+	char **messages = xcalloc(argc + 1, sizeof(*messages));
 	size_t nmessages = 0, i;
-	struct target tg;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -1487,81 +1517,78 @@ static int cmd_set(const struct command *cmd, int argc, char **argv)
 	}
 	check_operands(cmd, argc, nmessages ? 1 : 2, INT_MAX);
 
-	open_target(&tg, argv[optind]);
-	for (i = 0; i < nmessages; i++) {
-		change_device(tg.name, "%s", messages[i]);
+	change_command(argv, send_set, messages);
+	for (i = 0; i < nmessages; i++)
 		free(messages[i]);
-	}
 	free(messages);
-	for (optind++; optind < argc; optind++)
-		set_weight(&tg, argv[optind]);
-	close_target(&tg);
 	return EXIT_SUCCESS;
+}
+
+/* <key> [<spec>]: attach, then the spec's range under a range policy. */
+static void send_attach(struct target *tg, char **operands,
+			void *ctx __attribute__((unused)))
+{
+	enum ioband_spec spec = ioband_policy_spec(tg->table.policy);
+	uint64_t id = target_key(tg, operands[0]);
+	struct ioband_group_spec g;
+
+	if (!operands[1]) {
+		change_device(tg->name, "attach %" PRIu64, id);
+	} else if (spec == IOBAND_SPEC_WEIGHT) {
+		change_device(tg->name, "attach %" PRIu64 ":%u", id,
+			      parse_weight_arg(operands[1]));
+	} else {
+		if (ioband_parse_spec(spec, operands[1], &g))
+			errx(EXIT_FAILURE, "invalid spec '%s': policy %s "
+			     "wants %s", operands[1], tg->table.policy,
+			     ioband_spec_help(spec));
+		change_device(tg->name, "attach %" PRIu64 ":%u", id, g.weight);
+		send_spec(tg, 0, id, &g);
+	}
 }
 
 static int cmd_attach(const struct command *cmd, int argc, char **argv)
 {
-	struct target tg;
-	uint64_t id;
-
 	parse_no_options(cmd, argc, argv, 2, 3);
-	open_target(&tg, argv[optind]);
-	id = target_key(&tg, argv[optind + 1]);
-	if (argc - optind == 3) {
-		enum ioband_spec spec = ioband_policy_spec(tg.table.policy);
-		struct ioband_group_spec g;
+	return change_command(argv, send_attach, NULL);
+}
 
-		if (spec == IOBAND_SPEC_WEIGHT) {
-			change_device(tg.name, "attach %" PRIu64 ":%u", id,
-				      parse_weight_arg(argv[optind + 2]));
-		} else {
-			if (ioband_parse_spec(spec, argv[optind + 2], &g))
-				errx(EXIT_FAILURE, "invalid spec '%s': policy %s "
-				     "wants %s", argv[optind + 2],
-				     tg.table.policy, ioband_spec_help(spec));
-			change_device(tg.name, "attach %" PRIu64 ":%u", id,
-				      g.weight);
-			send_spec(&tg, 0, id, &g);
-		}
-	} else {
-		change_device(tg.name, "attach %" PRIu64, id);
-	}
-	close_target(&tg);
-	return EXIT_SUCCESS;
+static void send_detach(struct target *tg, char **operands,
+			void *ctx __attribute__((unused)))
+{
+	change_device(tg->name, "detach %" PRIu64, target_key(tg, operands[0]));
 }
 
 static int cmd_detach(const struct command *cmd, int argc, char **argv)
 {
-	struct target tg;
-
 	parse_no_options(cmd, argc, argv, 2, 2);
-	open_target(&tg, argv[optind]);
-	change_device(tg.name, "detach %" PRIu64, target_key(&tg, argv[optind + 1]));
-	close_target(&tg);
-	return EXIT_SUCCESS;
+	return change_command(argv, send_detach, NULL);
+}
+
+static void send_policy(struct target *tg, char **operands,
+			void *ctx __attribute__((unused)))
+{
+	change_device(tg->name, "policy %s", operands[0]);
 }
 
 static int cmd_policy(const struct command *cmd, int argc, char **argv)
 {
-	struct target tg;
-
 	parse_no_options(cmd, argc, argv, 2, 2);
 	check_policy(argv[optind + 1]);
-	open_target(&tg, argv[optind]);
-	change_device(tg.name, "policy %s", argv[optind + 1]);
-	close_target(&tg);
-	return EXIT_SUCCESS;
+	return change_command(argv, send_policy, NULL);
+}
+
+static void send_reset(struct target *tg,
+		       char **operands __attribute__((unused)),
+		       void *ctx __attribute__((unused)))
+{
+	change_device(tg->name, "reset");
 }
 
 static int cmd_reset(const struct command *cmd, int argc, char **argv)
 {
-	struct target tg;
-
 	parse_no_options(cmd, argc, argv, 1, 1);
-	open_target(&tg, argv[optind]);
-	change_device(tg.name, "reset");
-	close_target(&tg);
-	return EXIT_SUCCESS;
+	return change_command(argv, send_reset, NULL);
 }
 
 /*
@@ -1717,9 +1744,7 @@ static void update_device(struct apply_state *st, const struct iobandtab_entry *
 	int policy_changed;
 	size_t i;
 
-	memset(&tg, 0, sizeof(tg));
-	tg.name = e->name;
-	if (!load_table(e->name, &tg.table, NULL, 1)) {
+	if (!open_target(&tg, e->name, 1)) {
 		entry_error(st, e, "a device-mapper device of that name exists "
 			    "and is not an ioband device (or not ours)");
 		return;
