@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "strprintf.h"
 
 /* mountinfo escapes ' ', '\t', '\n' and '\\' as \ooo: undo it in place. */
 static void unescape_octal(char *s)
@@ -118,8 +119,8 @@ int cgroup_path_to_id(const char *root, const char *path, uint64_t *id)
 
 	if (path[0] == '/' && (path_below(path, root) || path_below(path, realroot)))
 		full = strdup(path);
-	else if (asprintf(&full, "%s/%s", realroot, path + (path[0] == '/')) < 0)
-		full = NULL;
+	else
+		full = strprintf("%s/%s", realroot, path + (path[0] == '/'));
 	if (!full) {
 		rc = -ENOMEM;
 		goto out;

@@ -13,6 +13,7 @@
 
 #include "cgroup.h"
 #include "groupkey.h"
+#include "strprintf.h"
 
 int group_type_uses_cgroups(const char *type)
 {
@@ -108,7 +109,6 @@ int group_key_to_id(const char *type, const char *key, const char *cgroup_root,
 char *group_id_to_name(const char *type, uint64_t id)
 {
 	const char *name = NULL;
-	char *s;
 
 	if (is_uid_type(type) && id <= UINT32_MAX) {
 		struct passwd *pw = getpwuid(id);
@@ -121,5 +121,5 @@ char *group_id_to_name(const char *type, uint64_t id)
 	}
 	if (name)
 		return strdup(name);
-	return asprintf(&s, "%" PRIu64, id) < 0 ? NULL : s;
+	return strprintf("%" PRIu64, id);
 }

@@ -37,6 +37,7 @@
 #include "ioband.h"
 #include "iobandtab.h"
 #include "report.h"
+#include "strprintf.h"
 
 #include <blkid.h>
 
@@ -92,28 +93,20 @@ static void __attribute__((noreturn)) die_nomem(void)
 	errx(EXIT_FAILURE, "cannot allocate memory");
 }
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
+/* @p, or the end of iobandctl for want of memory. */
+static void *must(void *p)
 {
-	va_list ap;
-	char *s;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (rc < 0)
-		die_nomem();
-	return s;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
 	if (!p)
 		die_nomem();
 	return p;
+}
+
+/* A new string, printf-style; exits when out of memory. */
+#define xasprintf(...)	((char *)must(strprintf(__VA_ARGS__)))
+
+static void *xcalloc(size_t n, size_t size)
+{
+	return must(calloc(n ? n : 1, size));
 }
 
 static uint64_t now_ns(void)

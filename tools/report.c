@@ -8,13 +8,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "report.h"
+#include "strprintf.h"
 
 struct colinfo {
 	const char *name;
@@ -68,19 +68,6 @@ static const struct colinfo infos[NR_COLUMNS] = {
 	[COL_MAX]      = { "MAX",            5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			   "bandwidth limit, KB/s; - (null): no limit" },
 };
-
-static char *cell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *cell(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	return rc < 0 ? NULL : s;
-}
 
 struct libscols_table *report_new_table(const struct report_opts *opts,
 					const char *name)
@@ -224,7 +211,7 @@ void stat_report_free(struct stat_report *r)
 /* "-" for people, null in JSON. */
 static char *unknown(const struct stat_report *r)
 {
-	return cell("%s", r->opts.json ? "" : "-");
+	return strprintf("%s", r->opts.json ? "" : "-");
 }
 
 static char *size_cell(const struct stat_report *r, uint64_t sectors)
@@ -232,14 +219,14 @@ static char *size_cell(const struct stat_report *r, uint64_t sectors)
 	char buf[32];
 
 	if (r->opts.bytes || r->opts.json)
-		return cell("%" PRIu64, (uint64_t)(sectors * 512u));
+		return strprintf("%" PRIu64, (uint64_t)(sectors * 512u));
 	ioband_size_to_human(sectors * 512u, buf, sizeof(buf));
-	return cell("%s", buf);
+	return strprintf("%s", buf);
 }
 
 static char *ms_cell(const struct stat_report *r, int known, double ns)
 {
-	return known ? cell("%.2f", ns / 1e6) : unknown(r);
+	return known ? strprintf("%.2f", ns / 1e6) : unknown(r);
 }
 
 static char *stat_cell(const struct stat_report *r, const struct stat_row *row,
@@ -250,55 +237,55 @@ static char *stat_cell(const struct stat_report *r, const struct stat_row *row,
 
 	switch (col) {
 	case COL_NAME:
-		return cell("%s", row->device);
+		return strprintf("%s", row->device);
 	case COL_GROUP:
 		if (g->is_default)
-			return cell("<default>");
-		return row->group ? cell("%s", row->group) :
-				    cell("%" PRIu64, g->id);
+			return strprintf("<default>");
+		return row->group ? strprintf("%s", row->group) :
+				    strprintf("%" PRIu64, g->id);
 	case COL_ID:
-		return g->is_default ? cell("-1") : cell("%" PRIu64, g->id);
+		return g->is_default ? strprintf("-1") : strprintf("%" PRIu64, g->id);
 	case COL_WEIGHT:
 		/* 0: the group lost its weight between two ioctls. */
-		return g->weight ? cell("%" PRIu64, g->weight) : unknown(r);
+		return g->weight ? strprintf("%" PRIu64, g->weight) : unknown(r);
 	case COL_SHARE:
 		if (!rt->has_share)
 			return unknown(r);
-		return cell(r->opts.json ? "%.1f" : "%.1f%%", rt->share * 100);
+		return strprintf(r->opts.json ? "%.1f" : "%.1f%%", rt->share * 100);
 	case COL_IOPS:
-		return rt->has_rate ? cell("%.1f", rt->iops) : unknown(r);
+		return rt->has_rate ? strprintf("%.1f", rt->iops) : unknown(r);
 	case COL_MBPS:
-		return rt->has_rate ? cell("%.2f", rt->bytes_per_sec / 1e6) :
+		return rt->has_rate ? strprintf("%.2f", rt->bytes_per_sec / 1e6) :
 				      unknown(r);
 	case COL_READS:
-		return cell("%" PRIu64, g->reads);
+		return strprintf("%" PRIu64, g->reads);
 	case COL_WRITES:
-		return cell("%" PRIu64, g->writes);
+		return strprintf("%" PRIu64, g->writes);
 	case COL_RBYTES:
 		return size_cell(r, g->read_sectors);
 	case COL_WBYTES:
 		return size_cell(r, g->write_sectors);
 	case COL_DELAYED:
-		return cell("%" PRIu64, rt->delayed);
+		return strprintf("%" PRIu64, rt->delayed);
 	case COL_DREADS:
-		return cell("%" PRIu64, g->delayed_reads);
+		return strprintf("%" PRIu64, g->delayed_reads);
 	case COL_DWRITES:
-		return cell("%" PRIu64, g->delayed_writes);
+		return strprintf("%" PRIu64, g->delayed_writes);
 	case COL_MIN:
-		return g->has_range ? cell("%" PRIu64, g->min_kbps) : unknown(r);
+		return g->has_range ? strprintf("%" PRIu64, g->min_kbps) : unknown(r);
 	case COL_MAX:
 		/* 0 is no limit. */
 		return g->has_range && g->max_kbps ?
-		       cell("%" PRIu64, g->max_kbps) : unknown(r);
+		       strprintf("%" PRIu64, g->max_kbps) : unknown(r);
 	}
 	/* The scheduler's fields: only the "stats" message gives them. */
 	if (!row->has_sched)
 		return unknown(r);
 	switch (col) {
 	case COL_QUEUED:
-		return cell("%" PRIu64, g->queued);
+		return strprintf("%" PRIu64, g->queued);
 	case COL_INFLIGHT:
-		return cell("%" PRIu64, g->in_flight);
+		return strprintf("%" PRIu64, g->in_flight);
 	case COL_WAIT:
 		return ms_cell(r, rt->has_wait, rt->wait_mean_ns);
 	case COL_WAIT_MAX:
