@@ -62,6 +62,10 @@
 
 #define IOBAND_U32_MAX		0xffffffffULL
 
+/* The spellings of ioband_group_types[] and ioband_policy_names[]. */
+#define IOBAND_GROUP_TYPE_NAMES	"none, cgroup, uid, user, gid, pid or pgrp"
+#define IOBAND_POLICY_NAMES	"weight, weight-iosize, range-bw or weight-range"
+
 /* 2^64 / golden ratio: spreads sequential ids over the buckets. */
 #define IOBAND_HASH_MULTIPLIER	0x9E3779B97F4A7C15ULL
 #define IOBAND_MAX_HASH_BITS	20
@@ -496,10 +500,10 @@ const char *ioband_parse_table(struct ioband_table *table, unsigned int argc,
 		return "io_limit: want a number 0..65536";
 	type = ioband_parse_group_type(argv[4]);
 	if (type < 0)
-		return "group_type: unknown, want none, cgroup, uid, user, gid, pid or pgrp";
+		return "group_type: unknown, want " IOBAND_GROUP_TYPE_NAMES;
 	policy = ioband_parse_policy(argv[5]);
 	if (policy < 0)
-		return "policy: unknown, want weight, weight-iosize, range-bw or weight-range";
+		return "policy: unknown, want " IOBAND_POLICY_NAMES;
 	ioband_sched_params_default(&params, policy);
 	if (ioband_parse_table_u32(argv[6], IOBAND_MAX_TOKEN_BASE,
 				   &params.token_base))
@@ -593,6 +597,7 @@ static int ioband_parse_message_arg(struct ioband_message *msg,
 	const char *name = ioband_message_names[msg->kind];
 	const char *arg = msg->arg;
 	u64 values[IOBAND_MAX_SPEC_VALUES];
+	bool policy;
 	u64 value;
 	int parsed;
 
@@ -638,24 +643,16 @@ static int ioband_parse_message_arg(struct ioband_message *msg,
 		ioband_range_error(msg, error, size);
 		return -1;
 	case IOBAND_MSG_POLICY:
-		parsed = ioband_parse_policy(arg);
-		if (parsed >= 0) {
-			msg->value = parsed;
-			return 0;
-		}
-		snprintf(error, size,
-			 "policy '%s': unknown, want weight, weight-iosize, range-bw or weight-range",
-			 arg);
-		return -1;
 	case IOBAND_MSG_TYPE:
-		parsed = ioband_parse_group_type(arg);
+		policy = msg->kind == IOBAND_MSG_POLICY;
+		parsed = policy ? ioband_parse_policy(arg) :
+				  ioband_parse_group_type(arg);
 		if (parsed >= 0) {
 			msg->value = parsed;
 			return 0;
 		}
-		snprintf(error, size,
-			 "type '%s': unknown, want none, cgroup, uid, user, gid, pid or pgrp",
-			 arg);
+		snprintf(error, size, "%s '%s': unknown, want %s", name, arg,
+			 policy ? IOBAND_POLICY_NAMES : IOBAND_GROUP_TYPE_NAMES);
 		return -1;
 	default:
 		break;
