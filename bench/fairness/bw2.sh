@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034 # JOB_<group>, BENCH_*: read by lib.sh (through eval)
 # bw2 (seed 004, buffered writes): two cgroups, weights 200:100, each
 # running `fio --rw=write --numjobs=50` (BENCH_BW_JOBS) into its own folder
 # of one ext4 on the device under test, BENCH_BW_SIZE_MB MiB per job, 64 KiB
@@ -7,7 +8,10 @@
 # times what the page cache may hold dirty: the writers are paced by
 # writeback, and writeback by the device.
 : "${BENCH_BW_DIRTY_MB:=64}"
-: "${BENCH_BW_POLICIES:=weight}" # e.g. "weight weight-iosize"
+: "${BENCH_BW_POLICIES:=$BENCH_POLICIES}" # ioband's policies here
+# fio's bandwidth here is the page cache's: the plots take the device's
+# (io.stat) instead.
+BENCH_FIO_LOG=0
 # The data lives in guest memory (memory_backed): each variant gets a fresh
 # null_blk with the same attributes, so that the baseline's data is freed
 # (a discard would be throttled by mbps= like a write: minutes).
@@ -21,12 +25,13 @@ old_ratio=$(cat /proc/sys/vm/dirty_ratio) old_bg_ratio=$(cat /proc/sys/vm/dirty_
 echo $((BENCH_BW_DIRTY_MB << 20)) >/proc/sys/vm/dirty_bytes
 echo $((BENCH_BW_DIRTY_MB << 18)) >/proc/sys/vm/dirty_background_bytes
 bench_config bw2
+bench C bw2 buffered=1
 bench C bw2 "dirty_bytes=$(cat /proc/sys/vm/dirty_bytes)" \
 	"dirty_background_bytes=$(cat /proc/sys/vm/dirty_background_bytes)"
 
-bench_bw2() { # VAR KIND POLICY IO_LIMIT
-	bench_create bw2 "$@"
-	_v=$1
+bench_bw2() { # SCEN VAR KIND POLICY IO_LIMIT
+	bench_create "$@"
+	_v=$2
 	log "bw2 $_v: $(dmsetup table "$BENCH_DM")"
 	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "/dev/mapper/$BENCH_DM"
 	mkdir -p mnt
@@ -49,16 +54,12 @@ bench_bw2() { # VAR KIND POLICY IO_LIMIT
 	for _n in $BENCH_GROUPS; do bench_fio_json bw2 "$_v" "$_n" "fio-$_v-$_n.json"; done
 	bench X bw2 "$_v" "status=$(dmsetup status "$BENCH_DM" | tr ' ' ,)"
 	umount mnt
-	dm_remove "$BENCH_DM"
+	bench_destroy
 	remove_nullb bf-bw2
 	bench_nullb bf-bw2 2048 mbps=32 memory_backed=1
 }
 
-bench_bw2 linear linear - 0
-for _pol in $BENCH_BW_POLICIES; do
-	bench_bw2 "$_pol-d" ioband "$_pol" 0
-	[ "$BENCH_ALT_IO_LIMIT" = 0 ] || bench_bw2 "$_pol-$BENCH_ALT_IO_LIMIT" ioband "$_pol" "$BENCH_ALT_IO_LIMIT"
-done
+bench_each bw2 bench_bw2 "$BENCH_BW_POLICIES"
 
 echo "$old_ratio" >/proc/sys/vm/dirty_ratio
 echo "$old_bg_ratio" >/proc/sys/vm/dirty_background_ratio

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034 # JOB_<group>, BENCH_*: read by lib.sh (through eval)
 # eq8 (seed 001, 8 groups): eight cgroups of equal weight reading 4 KiB at
 # random, O_DIRECT libaio, BENCH_EQ8_JOBS x iodepth BENCH_EQ8_DEPTH each.
 : "${BENCH_EQ8_JOBS:=1}" "${BENCH_EQ8_DEPTH:=32}"
@@ -7,6 +8,6 @@ for _n in $BENCH_GROUPS; do
 	eval "JOB_$_n=\"--rw=randread --bs=4k --numjobs=$BENCH_EQ8_JOBS --iodepth=$BENCH_EQ8_DEPTH\""
 done
 bench_config eq8
-bench_variants eq8 weight
+bench_variants eq8
 bench_cleanup_groups
 remove_nullb bf-eq8

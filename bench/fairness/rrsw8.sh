@@ -1,14 +1,15 @@
+# shellcheck shell=sh disable=SC2034 # JOB_<group>, BENCH_*: read by lib.sh (through eval)
 # rrsw8 (seed 000, randread vs sequential write): a cgroup reading 4 KiB at
 # random (weight 800; 8 jobs x iodepth 32 in the seed) against one writing
-# 256 KiB sequentially (weight 100; 1 job x iodepth 32), O_DIRECT libaio,
-# under policy `weight` (shares of IOs) and `weight-iosize` (of sectors).
+# 256 KiB sequentially (weight 100; 1 job x iodepth 32), O_DIRECT libaio.
+# ioband's policies `weight` (shares of IOs) and `weight-iosize` (of
+# sectors) differ here: the groups' IOs differ in size.
 : "${BENCH_RR8_JOBS:=8}" "${BENCH_RR8_DEPTH:=32}"
 bench_nullb bf-rrsw8 4096 mbps=16
 bench_groups "r:800 w:100"
 JOB_r="--rw=randread --bs=4k --numjobs=$BENCH_RR8_JOBS --iodepth=$BENCH_RR8_DEPTH"
 JOB_w="--rw=write --bs=256k --numjobs=1 --iodepth=32"
 bench_config rrsw8
-bench_variants rrsw8 weight
-bench_ioband_variants rrsw8 weight-iosize
+bench_variants rrsw8
 bench_cleanup_groups
 remove_nullb bf-rrsw8

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034 # JOB_<group>, BENCH_*: read by lib.sh (through eval)
 # w421: three cgroups weighted 40:20:10 writing 4 KiB at random, O_DIRECT
 # libaio, BENCH_W421_JOBS x iodepth BENCH_W421_DEPTH each.
 : "${BENCH_W421_JOBS:=2}" "${BENCH_W421_DEPTH:=32}"
@@ -7,6 +8,6 @@ for _n in $BENCH_GROUPS; do
 	eval "JOB_$_n=\"--rw=randwrite --bs=4k --numjobs=$BENCH_W421_JOBS --iodepth=$BENCH_W421_DEPTH\""
 done
 bench_config w421
-bench_variants w421 weight
+bench_variants w421
 bench_cleanup_groups
 remove_nullb bf-w421
