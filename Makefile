@@ -3,7 +3,10 @@
 #   make            build dm-ioband.ko (against KDIR) and iobandctl
 #   make check      every test: unit tests, then guest tests on 6.1 and 6.12
 #   make demo       boot a guest and share a device 200:100 between cgroups
-#   make bench-fairness   shares, throughput and latency vs dm-linear, in a guest
+#   make bench      dm-ioband against BFQ, blk-iocost, blk-throttle and plain
+#                   dm-linear, in a guest, on 6.1 and 6.12: bench/results/<kernel>/
+#                   bench.md|csv, plots/, and the README's table (~25 min a kernel)
+#   make bench-fairness   the same (an alias, kept from before the peers)
 #   make bench-overhead   instructions per bio; CPU-bound IOPS vs dm-linear
 #   make soak       SOAK_MIN minutes of verified IO under churn, each kernel
 #   make fuzz       the libFuzzer targets for FUZZ_TIME seconds each
@@ -53,9 +56,11 @@ fuzz: deps
 	$(MAKE) -C tests/fuzz fuzz
 	$(MAKE) -C tools fuzz
 
-bench-fairness: deps
+bench: deps
 	scripts/fetch-kernels
 	bench/run-fairness --kernel both
+
+bench-fairness: bench
 
 bench-overhead: deps
 	scripts/fetch-kernels
@@ -66,7 +71,7 @@ clean:
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit/core clean
 
-.PHONY: all module tools deps kernels check demo soak fuzz bench-fairness bench-overhead clean
+.PHONY: all module tools deps kernels check demo soak fuzz bench bench-fairness bench-overhead clean
 
 # ---- install, uninstall, deb ----
 
