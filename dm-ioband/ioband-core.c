@@ -704,6 +704,7 @@ void ioband_message_error(const struct ioband_message *msg,
 			  size_t size)
 {
 	const char *name = ioband_message_names[msg->kind];
+	const char *arg = msg->arg ? msg->arg : "";
 	unsigned long long id = msg->group.id;
 
 	switch (fault) {
@@ -719,7 +720,7 @@ void ioband_message_error(const struct ioband_message *msg,
 			snprintf(error, size, "detach %llu: no such group", id);
 		else
 			snprintf(error, size, "%s %s: group %llu is not attached",
-				 name, msg->arg, id);
+				 name, arg, id);
 		return;
 	case IOBAND_FAULT_REFUSED:
 		if (msg->kind == IOBAND_MSG_RANGE_BW)
@@ -727,16 +728,13 @@ void ioband_message_error(const struct ioband_message *msg,
 		else if (ioband_message_is_knob(msg->kind))
 			ioband_knob_range_error(msg, error, size);
 		else
-			snprintf(error, size, "%s %s: refused", name,
-				 msg->arg ? msg->arg : "");
+			snprintf(error, size, "%s %s: refused", name, arg);
 		return;
 	case IOBAND_FAULT_BUSY:
-		snprintf(error, size, "type %s: detach every group first",
-			 msg->arg);
+		snprintf(error, size, "type %s: detach every group first", arg);
 		return;
 	case IOBAND_FAULT_NO_MEMORY:
-		snprintf(error, size, "%s %s: out of memory", name,
-			 msg->arg ? msg->arg : "");
+		snprintf(error, size, "%s %s: out of memory", name, arg);
 		return;
 	default:
 		snprintf(error, size, "%s: failed", name);

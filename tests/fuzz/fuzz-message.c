@@ -55,11 +55,16 @@ static unsigned int split(char *text, char **argv)
 	}
 }
 
-/* An error: NUL-terminated in its buffer, and empty or not as told. */
+/*
+ * An error: NUL-terminated in its buffer, empty or not as told, and no
+ * NULL string printed into it.
+ */
 static void check_error(const char *error, bool empty)
 {
 	CHECK(memchr(error, '\0', IOBAND_ERROR_MAX) != NULL);
 	CHECK((error[0] == '\0') == empty);
+	if (!strstr(input, "(null)"))
+		CHECK(!strstr(error, "(null)"));
 }
 
 /* @needle is in @error, unless too long to be there whole. */
