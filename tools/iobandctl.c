@@ -898,6 +898,15 @@ static void __attribute__((noreturn)) usage_command(const struct command *cmd)
 	exit(EXIT_SUCCESS);
 }
 
+/* An option that @cmd's own parsing did not take: -h, or a misuse. */
+static void __attribute__((noreturn)) other_option(const struct command *cmd,
+						   int c)
+{
+	if (c == 'h')
+		usage_command(cmd);
+	errtryhelp(cmd->name);
+}
+
 static const struct option help_only[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -922,9 +931,7 @@ static void parse_no_options(const struct command *cmd, int argc, char **argv,
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", help_only, NULL)) != -1) {
-		if (c == 'h')
-			usage_command(cmd);
-		errtryhelp(cmd->name);
+		other_option(cmd, c);
 	}
 	check_operands(cmd, argc, min, max);
 }
@@ -1158,10 +1165,8 @@ static int cmd_create(const struct command *cmd, int argc, char **argv)
 		case 'n':
 			dry_run = 1;
 			break;
-		case 'h':
-			usage_command(cmd);
 		default:
-			errtryhelp(cmd->name);
+			other_option(cmd, c);
 		}
 	}
 	check_operands(cmd, argc, 2, 2);
@@ -1302,9 +1307,7 @@ static int cmd_list(const struct command *cmd, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "Jrnh", output_opts, NULL)) != -1) {
 		if (output_option(c, &opts))
 			continue;
-		if (c == 'h')
-			usage_command(cmd);
-		errtryhelp(cmd->name);
+		other_option(cmd, c);
 	}
 	check_operands(cmd, argc, 0, 0);
 
@@ -1504,9 +1507,7 @@ static int cmd_set(const struct command *cmd, int argc, char **argv)
 				parse_uint_arg(tunables[i].option, optarg));
 			continue;
 		}
-		if (c == 'h')
-			usage_command(cmd);
-		errtryhelp(cmd->name);
+		other_option(cmd, c);
 	}
 	check_operands(cmd, argc, nmessages ? 1 : 2, INT_MAX);
 
@@ -1906,10 +1907,8 @@ static int cmd_apply(const struct command *cmd, int argc, char **argv)
 		case OPT_PRINT_CGROUPS:
 			st.print_cgroups = 1;
 			break;
-		case 'h':
-			usage_command(cmd);
 		default:
-			errtryhelp(cmd->name);
+			other_option(cmd, c);
 		}
 	}
 	check_operands(cmd, argc, 0, 1);
@@ -1997,10 +1996,8 @@ static int cmd_save(const struct command *cmd, int argc, char **argv)
 		case 'P':
 			paths = 1;
 			break;
-		case 'h':
-			usage_command(cmd);
 		default:
-			errtryhelp(cmd->name);
+			other_option(cmd, c);
 		}
 	}
 	check_operands(cmd, argc, 0, 1);
@@ -2224,10 +2221,8 @@ static int cmd_stat(const struct command *cmd, int argc, char **argv)
 			w.count = parse_count_arg(optarg);
 			count_given = 1;
 			break;
-		case 'h':
-			usage_command(cmd);
 		default:
-			errtryhelp(cmd->name);
+			other_option(cmd, c);
 		}
 	}
 	check_operands(cmd, argc, 1, INT_MAX);
@@ -2432,10 +2427,8 @@ static int cmd_top(const struct command *cmd, int argc, char **argv)
 		case 'o':
 			w.columns = optarg;
 			break;
-		case 'h':
-			usage_command(cmd);
 		default:
-			errtryhelp(cmd->name);
+			other_option(cmd, c);
 		}
 	}
 	check_operands(cmd, argc, 0, INT_MAX);
