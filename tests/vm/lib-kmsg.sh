@@ -14,7 +14,11 @@ KMSG_BUF_SIZE=16777216
 kmsg_all() { dmesg -s "$KMSG_BUF_SIZE"; }
 
 # Kernel log lines that fail a test (extended regular expression).
-KMSG_FLAGGED_RE='(^|[^A-Za-z])BUG([^A-Za-z]|$)|WARNING|Oops|hung_task|blocked for more than|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: possible|KASAN|UBSAN|general protection fault|[Kk]ernel panic|soft lockup|detected stalls?'
+# The checkers of the debug kernel (make check-debug) report through BUG
+# (KASAN, sleeping in atomic context), WARNING (lockdep, DEBUG_OBJECTS,
+# DEBUG_LIST) and the lines after KASAN: lockdep giving up, debugobjects
+# running out of memory, kmemleak's finding after a scan.
+KMSG_FLAGGED_RE='(^|[^A-Za-z])BUG([^A-Za-z]|$)|WARNING|Oops|hung_task|blocked for more than|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: possible|INFO: trying to register non-static key|KASAN|UBSAN|ODEBUG disabled|suspected memory leaks?|[Mm]emory leak detector disabled|general protection fault|[Kk]ernel panic|soft lockup|detected stalls?'
 
 kmsg_mark() { # begin|end ID
 	case $1 in
@@ -37,4 +41,31 @@ kmsg_window() { # ID: the kernel log lines between the two marks of ID
 
 kmsg_flagged() { # filter: the lines of stdin that fail a test
 	grep -E "$KMSG_FLAGGED_RE" | grep -v '@@IOBAND-' || true
+}
+
+# ---- kmemleak (debug kernels only) ----
+# The debug kernel does not scan by itself (no DEBUG_KMEMLEAK_AUTO_SCAN):
+# init clears what boot left, run-tests scans after each test. An object
+# is reported when it is unreferenced and unchanged in two scans in a row
+# (the first scan only notes its checksum) and was 5 s old when the second
+# began: two scans, the second at least 5 s after the first began (a scan
+# takes some 20 s on the debug kernel under TCG, so there is no wait).
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
+kmemleak_on() { [ -e "$KMEMLEAK" ]; }
+
+kmemleak_scan() { # FILE: scan twice, write the suspected leaks to FILE
+	# (empty: none), then forget them; false if kmemleak is off or failed
+	_km_t0=$(cut -d. -f1 /proc/uptime)
+	echo scan >"$KMEMLEAK" || return 1
+	_km_wait=$((_km_t0 + 6 - $(cut -d. -f1 /proc/uptime)))
+	[ "$_km_wait" -le 0 ] || sleep "$_km_wait"
+	echo scan >"$KMEMLEAK" && cat "$KMEMLEAK" >"$1" && echo clear >"$KMEMLEAK"
+}
+
+# lockdep turns itself off for good after its first report (and after an
+# oops): debug_locks goes 1 -> 0. Prints 1, 0, or nothing without lockdep.
+lockdep_on() {
+	[ -r /proc/lockdep_stats ] || return 0
+	awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats
 }

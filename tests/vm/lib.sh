@@ -169,8 +169,10 @@ cg_remove() { # PATH: remove a cgroup (must be empty)
 # ---- misc ----
 
 # wait_for SECONDS CMD [ARGS...]: retry CMD every 0.1 s until it succeeds.
+# SECONDS is for a Debian kernel: a slower one (the debug kernel) gets
+# $IOBAND_TIMESCALE times longer.
 wait_for() {
-	_wf_n=$(($1 * 10))
+	_wf_n=$(($1 * 10 * ${IOBAND_TIMESCALE:-1}))
 	shift
 	while ! "$@"; do
 		_wf_n=$((_wf_n - 1))
