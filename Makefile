@@ -2,6 +2,10 @@
 #
 #   make            build dm-ioband.ko (against KDIR) and iobandctl
 #   make check      every test: unit tests, then guest tests on 6.1 and 6.12
+#   make check-debug  (not in CI) the guest tests and a SOAK_MIN (3) minute
+#                   soak on a 6.1 kernel built from Debian's source with
+#                   KASAN, lockdep, DEBUG_OBJECTS, kmemleak; the kernel build
+#                   (scripts/build-debug-kernel, 30-60 min) is cached
 #   make demo       boot a guest and share a device 200:100 between cgroups
 #   make bench      dm-ioband against BFQ, blk-iocost, blk-throttle and plain
 #                   dm-linear, in a guest, on 6.1 and 6.12: bench/results/<kernel>/
@@ -42,6 +46,9 @@ kernels: deps
 check:
 	tests/check
 
+check-debug: deps
+	tests/check --vm-only --kernels 6.1-debug --soak $(or $(SOAK_MIN),3)
+
 demo: deps
 	scripts/fetch-kernels $(DEMO_KERNEL)
 	$(MAKE) -C tools
@@ -71,7 +78,7 @@ clean:
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit/core clean
 
-.PHONY: all module tools deps kernels check demo soak fuzz bench bench-fairness bench-overhead clean
+.PHONY: all module tools deps kernels check check-debug demo soak fuzz bench bench-fairness bench-overhead clean
 
 # ---- install, uninstall, deb ----
 
