@@ -51,6 +51,7 @@
 : "${BENCH_POLICIES:=weight weight-iosize}" # ioband policies run by bench_each
 : "${BENCH_LOG_MS:=500}"  # fio bandwidth log interval, ms (0: no log)
 : "${BENCH_PEER_CAP_PCT:=100}" # the capacity iocost and throttle are given, % of the cap
+: "${BENCH_DEFAULT_SPEC:=100}" # the default group's spec in ioband tables (range-bw: 0:0)
 : "${BENCH_IOCOST_QOS:=enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0}" # + min=max=that %
 
 BENCH_DM=benchdev
@@ -104,7 +105,7 @@ bench_table() {
 		echo "0 $NB_SECTORS linear $NB_DEV 0"
 		return
 	fi
-	_t="0 $NB_SECTORS ioband $NB_DEV bench 0 $3 cgroup $2 0 :100"
+	_t="0 $NB_SECTORS ioband $NB_DEV bench 0 $3 cgroup $2 0 :$BENCH_DEFAULT_SPEC"
 	for _n in $BENCH_GROUPS; do
 		_t="$_t $(cg_id "$BENCH_CGP-$_n"):$(eval echo "\$W_$_n")"
 	done
