@@ -400,6 +400,20 @@ static inline bool ioband_sched_range(const struct ioband_sched *sched)
 
 /* ---- Red-black trees of entities by tag (leftmost cached) ---- */
 
+/*
+ * A node's children are indexed by side (see struct ioband_sched_node):
+ * each rotation and fix-up case below is written once for a side @dir,
+ * and serves its mirror image with the sides swapped.
+ */
+
+/* The side of @parent that @n hangs from. */
+static inline int ioband_rb_side(const struct ioband_sched_node *parent,
+				 const struct ioband_sched_node *n)
+{
+	return parent->child[IOBAND_RB_LEFT] == n ? IOBAND_RB_LEFT :
+						    IOBAND_RB_RIGHT;
+}
+
 static void ioband_rb_set_child(struct ioband_sched_tree *t,
 				struct ioband_sched_node *parent,
 				struct ioband_sched_node *old,
@@ -407,41 +421,27 @@ static void ioband_rb_set_child(struct ioband_sched_tree *t,
 {
 	if (!parent)
 		t->root = new;
-	else if (parent->left == old)
-		parent->left = new;
 	else
-		parent->right = new;
+		parent->child[ioband_rb_side(parent, old)] = new;
 }
 
-static void ioband_rb_rotate_left(struct ioband_sched *sched,
-				  struct ioband_sched_tree *t,
-				  struct ioband_sched_node *x)
+/*
+ * Moves @x down to its @dir side: its child on the other side rises.
+ * Inline: called out of line, it made every erase save registers.
+ */
+static inline void ioband_rb_rotate(struct ioband_sched *sched,
+				    struct ioband_sched_tree *t,
+				    struct ioband_sched_node *x, int dir)
 {
-	struct ioband_sched_node *y = x->right;
+	struct ioband_sched_node *y = x->child[!dir];
 
 	sched->stats.tree_steps++;
-	x->right = y->left;
-	if (y->left)
-		y->left->parent = x;
+	x->child[!dir] = y->child[dir];
+	if (y->child[dir])
+		y->child[dir]->parent = x;
 	y->parent = x->parent;
 	ioband_rb_set_child(t, x->parent, x, y);
-	y->left = x;
-	x->parent = y;
-}
-
-static void ioband_rb_rotate_right(struct ioband_sched *sched,
-				   struct ioband_sched_tree *t,
-				   struct ioband_sched_node *x)
-{
-	struct ioband_sched_node *y = x->left;
-
-	sched->stats.tree_steps++;
-	x->left = y->right;
-	if (y->right)
-		y->right->parent = x;
-	y->parent = x->parent;
-	ioband_rb_set_child(t, x->parent, x, y);
-	y->right = x;
+	y->child[dir] = x;
 	x->parent = y;
 }
 
@@ -461,20 +461,22 @@ static void ioband_rb_insert(struct ioband_sched *sched,
 	struct ioband_sched_node **link = &t->root;
 	struct ioband_sched_node *parent = NULL, *gparent, *uncle;
 	bool leftmost = true;
+	int dir;
 
 	while (*link) {
 		sched->stats.tree_steps++;
 		parent = *link;
 		if (ioband_vt_before(n->key, parent->key)) {
-			link = &parent->left;
+			dir = IOBAND_RB_LEFT;
 		} else {
-			link = &parent->right;
+			dir = IOBAND_RB_RIGHT;
 			leftmost = false;
 		}
+		link = &parent->child[dir];
 	}
 	n->parent = parent;
-	n->left = NULL;
-	n->right = NULL;
+	n->child[IOBAND_RB_LEFT] = NULL;
+	n->child[IOBAND_RB_RIGHT] = NULL;
 	n->red = true;
 	*link = n;
 	if (leftmost)
@@ -483,41 +485,23 @@ static void ioband_rb_insert(struct ioband_sched *sched,
 	while ((parent = n->parent) && parent->red) {
 		sched->stats.tree_steps++;
 		gparent = parent->parent;	/* a red node is not the root */
-		if (parent == gparent->left) {
-			uncle = gparent->right;
-			if (ioband_rb_is_red(uncle)) {
-				parent->red = false;
-				uncle->red = false;
-				gparent->red = true;
-				n = gparent;
-				continue;
-			}
-			if (n == parent->right) {
-				ioband_rb_rotate_left(sched, t, parent);
-				n = parent;
-				parent = n->parent;
-			}
+		dir = ioband_rb_side(gparent, parent);
+		uncle = gparent->child[!dir];
+		if (ioband_rb_is_red(uncle)) {
 			parent->red = false;
+			uncle->red = false;
 			gparent->red = true;
-			ioband_rb_rotate_right(sched, t, gparent);
-		} else {
-			uncle = gparent->left;
-			if (ioband_rb_is_red(uncle)) {
-				parent->red = false;
-				uncle->red = false;
-				gparent->red = true;
-				n = gparent;
-				continue;
-			}
-			if (n == parent->left) {
-				ioband_rb_rotate_right(sched, t, parent);
-				n = parent;
-				parent = n->parent;
-			}
-			parent->red = false;
-			gparent->red = true;
-			ioband_rb_rotate_left(sched, t, gparent);
+			n = gparent;
+			continue;
 		}
+		if (n == parent->child[!dir]) {
+			ioband_rb_rotate(sched, t, parent, dir);
+			n = parent;
+			parent = n->parent;
+		}
+		parent->red = false;
+		gparent->red = true;
+		ioband_rb_rotate(sched, t, gparent, !dir);
 	}
 	t->root->red = false;
 }
@@ -526,76 +510,54 @@ static void ioband_rb_insert(struct ioband_sched *sched,
 static struct ioband_sched_node *
 ioband_rb_leftmost_next(const struct ioband_sched_node *n)
 {
-	struct ioband_sched_node *next = n->right;
+	struct ioband_sched_node *next = n->child[IOBAND_RB_RIGHT];
 
 	if (!next)
 		return n->parent;
-	while (next->left)
-		next = next->left;
+	while (next->child[IOBAND_RB_LEFT])
+		next = next->child[IOBAND_RB_LEFT];
 	return next;
 }
 
-/* Restores the black heights after a black node left from under @parent. */
+/*
+ * Restores the black heights after a black node left from under @parent,
+ * where @x (perhaps NULL) took its place.
+ */
 static void ioband_rb_erase_fixup(struct ioband_sched *sched,
 				  struct ioband_sched_tree *t,
 				  struct ioband_sched_node *x,
 				  struct ioband_sched_node *parent)
 {
 	struct ioband_sched_node *w;
+	int dir;
 
 	while (x != t->root && !ioband_rb_is_red(x)) {
 		sched->stats.tree_steps++;
-		if (x == parent->left) {
-			w = parent->right;
-			if (w->red) {
-				w->red = false;
-				parent->red = true;
-				ioband_rb_rotate_left(sched, t, parent);
-				w = parent->right;
-			}
-			if (!ioband_rb_is_red(w->left) &&
-			    !ioband_rb_is_red(w->right)) {
-				w->red = true;
-				x = parent;
-				parent = x->parent;
-				continue;
-			}
-			if (!ioband_rb_is_red(w->right)) {
-				w->left->red = false;
-				w->red = true;
-				ioband_rb_rotate_right(sched, t, w);
-				w = parent->right;
-			}
-			w->red = parent->red;
-			parent->red = false;
-			w->right->red = false;
-			ioband_rb_rotate_left(sched, t, parent);
-		} else {
-			w = parent->left;
-			if (w->red) {
-				w->red = false;
-				parent->red = true;
-				ioband_rb_rotate_right(sched, t, parent);
-				w = parent->left;
-			}
-			if (!ioband_rb_is_red(w->left) &&
-			    !ioband_rb_is_red(w->right)) {
-				w->red = true;
-				x = parent;
-				parent = x->parent;
-				continue;
-			}
-			if (!ioband_rb_is_red(w->left)) {
-				w->right->red = false;
-				w->red = true;
-				ioband_rb_rotate_left(sched, t, w);
-				w = parent->left;
-			}
-			w->red = parent->red;
-			parent->red = false;
-			w->left->red = false;
-			ioband_rb_rotate_right(sched, t, parent);
+		dir = ioband_rb_side(parent, x);
+		w = parent->child[!dir];	/* the sibling */
+		if (w->red) {
+			w->red = false;
+			parent->red = true;
+			ioband_rb_rotate(sched, t, parent, dir);
+			w = parent->child[!dir];
 		}
+		if (!ioband_rb_is_red(w->child[IOBAND_RB_LEFT]) &&
+		    !ioband_rb_is_red(w->child[IOBAND_RB_RIGHT])) {
+			w->red = true;
+			x = parent;
+			parent = x->parent;
+			continue;
+		}
+		if (!ioband_rb_is_red(w->child[!dir])) {
+			w->child[dir]->red = false;
+			w->red = true;
+			ioband_rb_rotate(sched, t, w, !dir);
+			w = parent->child[!dir];
+		}
+		w->red = parent->red;
+		parent->red = false;
+		w->child[!dir]->red = false;
+		ioband_rb_rotate(sched, t, parent, dir);
 		x = t->root;
 		break;
 	}
@@ -607,48 +569,50 @@ static void ioband_rb_erase(struct ioband_sched *sched,
 			    struct ioband_sched_tree *t,
 			    struct ioband_sched_node *z)
 {
+	struct ioband_sched_node *left = z->child[IOBAND_RB_LEFT];
+	struct ioband_sched_node *right = z->child[IOBAND_RB_RIGHT];
 	struct ioband_sched_node *y = z, *x, *parent;
 	bool removed_red = z->red;
 
 	if (t->leftmost == z)
 		t->leftmost = ioband_rb_leftmost_next(z);
 
-	if (!z->left || !z->right) {
-		x = z->left ? z->left : z->right;
+	if (!left || !right) {
+		x = left ? left : right;
 		parent = z->parent;
 		ioband_rb_set_child(t, parent, z, x);
 		if (x)
 			x->parent = parent;
 	} else {
 		/* Replace @z by its successor @y, the leftmost of its right. */
-		y = z->right;
-		while (y->left) {
+		y = right;
+		while (y->child[IOBAND_RB_LEFT]) {
 			sched->stats.tree_steps++;
-			y = y->left;
+			y = y->child[IOBAND_RB_LEFT];
 		}
 		removed_red = y->red;
-		x = y->right;
+		x = y->child[IOBAND_RB_RIGHT];
 		if (y->parent == z) {
 			parent = y;
 		} else {
 			parent = y->parent;
-			parent->left = x;
+			parent->child[IOBAND_RB_LEFT] = x;
 			if (x)
 				x->parent = parent;
-			y->right = z->right;
-			y->right->parent = y;
+			y->child[IOBAND_RB_RIGHT] = right;
+			right->parent = y;
 		}
 		ioband_rb_set_child(t, z->parent, z, y);
 		y->parent = z->parent;
-		y->left = z->left;
-		y->left->parent = y;
+		y->child[IOBAND_RB_LEFT] = left;
+		left->parent = y;
 		y->red = z->red;
 	}
 	if (!removed_red)
 		ioband_rb_erase_fixup(sched, t, x, parent);
 	z->parent = NULL;
-	z->left = NULL;
-	z->right = NULL;
+	z->child[IOBAND_RB_LEFT] = NULL;
+	z->child[IOBAND_RB_RIGHT] = NULL;
 }
 
 static inline struct ioband_sched_entity *

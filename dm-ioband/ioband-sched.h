@@ -90,11 +90,17 @@ struct ioband_sched_item {
 	enum ioband_dir dir;	/* not charged yet; for a later cost model */
 };
 
-/* A node of one of the domain's red-black trees, with its key (a tag). */
+/*
+ * A node of one of the domain's red-black trees, with its key (a tag).
+ * The children are an array indexed by side, so that one rotation and one
+ * body of each fix-up serve a case and its mirror image: @dir names a
+ * side, !dir the other.
+ */
+enum { IOBAND_RB_LEFT, IOBAND_RB_RIGHT };
+
 struct ioband_sched_node {
 	struct ioband_sched_node *parent;
-	struct ioband_sched_node *left;
-	struct ioband_sched_node *right;
+	struct ioband_sched_node *child[2];	/* IOBAND_RB_LEFT, _RIGHT */
 	u64 key;
 	bool red;
 };

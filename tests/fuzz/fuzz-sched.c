@@ -101,8 +101,8 @@ typedef struct ioband_sched_node tnode;
 
 static const tnode *t_root(const struct ioband_sched *s) { return s->ptree.root; }
 static const tnode *t_leftmost(const struct ioband_sched *s) { return s->ptree.leftmost; }
-static const tnode *t_left(const tnode *n) { return n->left; }
-static const tnode *t_right(const tnode *n) { return n->right; }
+static const tnode *t_left(const tnode *n) { return n->child[IOBAND_RB_LEFT]; }
+static const tnode *t_right(const tnode *n) { return n->child[IOBAND_RB_RIGHT]; }
 static const tnode *t_parent(const tnode *n) { return n->parent; }
 static bool t_red(const tnode *n) { return n->red; }
 static u64 t_key(const tnode *n) { return n->key; }

@@ -32,21 +32,23 @@ static u64 test_now;
 static int rb_check(const struct ioband_sched_node *n,
 		    const struct ioband_sched_node *parent, bool *ok)
 {
+	const struct ioband_sched_node *l, *r;
 	int left, right;
 
 	if (!n)
 		return 1;
+	l = n->child[IOBAND_RB_LEFT];
+	r = n->child[IOBAND_RB_RIGHT];
 	if (n->parent != parent)
 		*ok = false;
-	if (n->red && ((n->left && n->left->red) ||
-		       (n->right && n->right->red)))
+	if (n->red && ((l && l->red) || (r && r->red)))
 		*ok = false;
-	if (n->left && (s64)(n->key - n->left->key) < 0)
+	if (l && (s64)(n->key - l->key) < 0)
 		*ok = false;
-	if (n->right && (s64)(n->right->key - n->key) < 0)
+	if (r && (s64)(r->key - n->key) < 0)
 		*ok = false;
-	left = rb_check(n->left, n, ok);
-	right = rb_check(n->right, n, ok);
+	left = rb_check(l, n, ok);
+	right = rb_check(r, n, ok);
 	if (left != right)
 		*ok = false;
 	return left + !n->red;
@@ -54,7 +56,8 @@ static int rb_check(const struct ioband_sched_node *n,
 
 static u32 rb_count(const struct ioband_sched_node *n)
 {
-	return n ? 1 + rb_count(n->left) + rb_count(n->right) : 0;
+	return n ? 1 + rb_count(n->child[IOBAND_RB_LEFT]) +
+		   rb_count(n->child[IOBAND_RB_RIGHT]) : 0;
 }
 
 static bool one_tree_valid(const struct ioband_sched_tree *t)
@@ -65,8 +68,8 @@ static bool one_tree_valid(const struct ioband_sched_tree *t)
 	if (t->root && t->root->red)
 		return false;
 	rb_check(t->root, NULL, &ok);
-	while (min && min->left)
-		min = min->left;
+	while (min && min->child[IOBAND_RB_LEFT])
+		min = min->child[IOBAND_RB_LEFT];
 	return ok && min == t->leftmost;
 }
 
@@ -90,7 +93,8 @@ static bool members_ok(const struct ioband_sched_node *n, int which)
 		return false;
 	if (which == 0 && e->in_ltree)
 		return false;
-	return members_ok(n->left, which) && members_ok(n->right, which);
+	return members_ok(n->child[IOBAND_RB_LEFT], which) &&
+	       members_ok(n->child[IOBAND_RB_RIGHT], which);
 }
 
 static bool tree_valid(const struct ioband_sched *sched)
