@@ -12,60 +12,93 @@ mm=$(dev_majmin "$dev")
 for g in a b c d; do cg_create "rg-$g"; done
 a=$(cg_id rg-a); b=$(cg_id rg-b); c=$(cg_id rg-c); d=$(cg_id rg-d)
 
-kbps() { # CGROUP SECTORS_BEFORE SECONDS: KB/s since SECTORS_BEFORE
-	echo $((($(sectors "$1") - $2) / 2 / $3))
-}
 # Service, not arrivals: what the cgroup's io.stat counts on the device
 # below, i.e. when ioband sent it down.
 sectors() { # CGROUP: read sectors of the cgroup on the null_blk device
 	awk -v dev="$mm" '$1 == dev { for (i = 2; i <= NF; i++) if ($i ~ /^rbytes=/) { sub("rbytes=", "", $i); print int($i / 512) } }' \
 		"/sys/fs/cgroup/$1/io.stat" | grep . || echo 0
 }
-load() { # CGROUP SECONDS: deep 16k random reads
+load() { # CGROUP: deep 16k random reads, until measure ends them
 	cg_run "$1" fio --name="$1" --filename=/dev/mapper/rg --direct=1 \
 		--ioengine=libaio --iodepth=32 --numjobs=4 --rw=randread --bs=16k \
-		--time_based --runtime="$2" --output=/dev/null
+		--time_based --runtime=120 --output=/dev/null || true
 }
-measure() { # SECONDS CGROUP...: prints "<cgroup>=<KB/s>" for each, after 2 s of warm-up
+no_fio() { ! pidof fio >/dev/null; }
+# stop_loads: SIGKILL, as a fio sent SIGTERM while its jobs were still
+# starting (on a busy host) waited for them forever; then wait until its
+# jobs, orphaned, have finished exiting (their held IO drains at the cap)
+# and closed the device.
+stop_loads() {
+	killall -KILL fio 2>/dev/null || true
+	wait_for 60 no_fio || fail "fio still running after SIGKILL"
+}
+centisecs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
+var() { echo "_s_$(echo "$1" | tr - _)"; } # CGROUP: a shell variable name
+grown() { # CGROUP...: each has had IO served since its _s_ baseline
+	_b=0
+	for _g in "$@"; do
+		eval "_b=\$$(var "$_g")"
+		[ "$(sectors "$_g")" -gt "$_b" ] || return 1
+	done
+}
+# measure SECONDS CGROUP...: prints "<cgroup>=<KB/s>" for each over a
+# window that opens once every cgroup's fio is getting IO served (fio
+# starts slowly on a busy host: a window opened at a fixed time measured
+# one group alone, over- or under-stating a reservation by half), whose
+# length is read from the clock, not from what sleep asked for; then ends
+# the loads.
+measure() {
 	_secs=$1
 	shift
-	sleep 2
-	_before=
-	for _g in "$@"; do _before="$_before $(sectors "$_g")"; done
+	for _g in "$@"; do eval "$(var "$_g")=$(sectors "$_g")"; done
+	if ! wait_for 30 grown "$@"; then
+		stop_loads
+		fail "not every group of '$*' got IO served"
+	fi
+	sleep 1
+	_t0=$(centisecs)
+	for _g in "$@"; do eval "$(var "$_g")=$(sectors "$_g")"; done
 	sleep "$_secs"
-	set -- "$@" $_before
-	_n=$(($# / 2))
-	_i=1
-	while [ $_i -le $_n ]; do
-		eval "_g=\${$_i}; _b=\${$((_i + _n))}"
-		printf '%s=%s ' "$_g" "$(kbps "$_g" "$_b" "$_secs")"
-		_i=$((_i + 1))
+	_t1=$(centisecs)
+	for _g in "$@"; do
+		eval "_b=\$$(var "$_g")"
+		printf '%s=%s ' "$_g" $((($(sectors "$_g") - _b) * 100 / 2 / (_t1 - _t0)))
 	done
 	echo
+	stop_loads
+	log "measured $*" >&2
 }
 value() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 # 20% of 16384 KB/s is 3276 KB/s.
 dm_create rg "0 $size ioband $dev rg 0 4 cgroup range-bw 0 :0:0 $a:0:3276 $b:0:0" >/dev/null
 assert_eq "$(dmsetup table rg)" "0 $size ioband $mm rg 0 4 cgroup range-bw 0 :0:0 $a:0:3276 $b:0:0" "range-bw table"
-load rg-a 12 &
-alone=$(measure 8 rg-a)
+log "range-bw: rg-a alone"
+load rg-a &
+alone=$(measure 8 rg-a) || fail "measuring failed"
 wait
 echo "capped at 3276 KB/s, alone: $alone"
-# Never above the cap; below it by what the guest's timer wake-ups cost
-# (each capped bio waits for a timer: about 6% at 4k in TCG, less at 16k).
-# io.stat counts what went down in the window, the cap's own measure.
+# Never above the cap; below it by what late timer wake-ups cost: capped
+# bios wait for a timer, and a busy host's guest runs it late (alone:
+# 96-100% of the cap; beside a greedy group 95-100% on an idle host, 83%
+# with four other guests on the host's two CPUs). The benchmark (make
+# bench, cap20) holds the 5% target on an idle host. io.stat counts what
+# went down in the window, the cap's own measure.
 assert_le "$(value "$alone" rg-a)" $((3276 * 105 / 100)) "rg-a alone, KB/s"
-assert_ge "$(value "$alone" rg-a)" $((3276 * 90 / 100)) "rg-a alone, KB/s"
+assert_ge "$(value "$alone" rg-a)" $((3276 * 85 / 100)) "rg-a alone, KB/s"
 
-load rg-a 12 &
-load rg-b 12 &
-both=$(measure 8 rg-a rg-b)
+log "range-bw: rg-a beside rg-b"
+load rg-a &
+load rg-b &
+both=$(measure 8 rg-a rg-b) || fail "measuring failed"
 wait
 echo "capped at 3276 KB/s, beside a greedy group: $both"
 assert_le "$(value "$both" rg-a)" $((3276 * 105 / 100)) "rg-a beside rg-b, KB/s"
-assert_ge "$(value "$both" rg-a)" $((3276 * 90 / 100)) "rg-a beside rg-b, KB/s"
-assert_ge "$(value "$both" rg-b)" $((16384 * 70 / 100)) "rg-b, KB/s"
+assert_ge "$(value "$both" rg-a)" $((3276 * 75 / 100)) "rg-a beside rg-b, KB/s"
+# The greedy group takes the rest (work conservation): 13108 KB/s on an
+# idle host; a busy one's guest pushes less through (as little as 66% of
+# the device seen), so the bound is loose, but well above a second cap.
+assert_ge "$(value "$both" rg-b)" $((16384 * 45 / 100)) "rg-b, KB/s"
 
 # The range-bw message, the default group as -1.
 dmsetup message rg 0 range-bw "$a:100:2000"
@@ -78,15 +111,22 @@ dmsetup remove rg
 
 # weight-range: a reserves 30% (4915 KB/s) at weight 1 against weights of 100.
 dm_create rg "0 $size ioband $dev rg 0 4 cgroup weight-range 0 :100:0:0 $a:1:4915:0 $b:100:0:0 $c:100:0:0 $d:100:0:0" >/dev/null
-for g in a b c d; do load "rg-$g" 12 & done
-four=$(measure 8 rg-a rg-b rg-c rg-d)
+for g in a b c d; do load "rg-$g" & done
+four=$(measure 8 rg-a rg-b rg-c rg-d) || fail "measuring failed"
 wait
 echo "reserved 4915 KB/s at weight 1 against three groups of weight 100: $four"
-# By weight alone rg-a would get 1/301 of the device (54 KB/s). On this
-# null_blk, whose mbps cap serves each 20 ms budget in one burst, the
-# reservation is met only in part (about 73% measured); the simulator's
-# smooth device meets it exactly (tests/sim scenarios/reserve30.sim).
-assert_ge "$(value "$four" rg-a)" $((4915 / 2)) "rg-a's reservation, KB/s"
+# By weight alone rg-a would get 1/301 of the device (54 KB/s); with the
+# reservation 4915 + (16384 - 4915) / 301 = 4953 KB/s, met by the
+# simulator on a model of this null_blk (scenarios/reserve30-nullb.sim).
+# The others split the rest equally. A busy host's guest pushes less than
+# the device's 16384 KB/s through (85% seen), hence shares of what went.
+ra=$(value "$four" rg-a)
+rest=$(($(value "$four" rg-b) + $(value "$four" rg-c) + $(value "$four" rg-d)))
+assert_ge "$ra" $((4915 * 90 / 100)) "rg-a's reservation, KB/s"
+assert_le "$ra" $((4953 * 105 / 100)) "rg-a, KB/s"
+for g in b c d; do
+	assert_within_pct $((rest / 3)) "$(value "$four" "rg-$g")" 15 "rg-$g, KB/s"
+done
 
 dmsetup remove rg
 remove_nullb rg
