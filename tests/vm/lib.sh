@@ -181,6 +181,48 @@ wait_for() {
 	done
 }
 
+# wait_io DEV [CGROUP]: wait until IO completes on DEV (or, given CGROUP,
+# until CGROUP's io.stat on DEV counts some more): a fio started in the
+# background is under way. Up to 10 s (wait_for's, scaled).
+wait_io() {
+	_wio_0=$(_ios "$@")
+	wait_for 10 _ios_above "$_wio_0" "$@"
+}
+_ios() { # DEV [CGROUP]: IOs completed on DEV (by CGROUP)
+	if [ -n "${2:-}" ]; then
+		sed -n "s/^$(dev_majmin "$1") .*rios=\([0-9]*\) wios=\([0-9]*\).*/\1 \2/p" "$CGROOT/$2/io.stat" |
+			awk '{ n += $1 + $2 } END { print n + 0 }'
+	else
+		awk '{ print $1 + $5 }' "/sys/dev/block/$(dev_majmin "$1")/stat"
+	fi
+}
+_ios_above() { [ "$(_ios "$2" "${3:-}")" -gt "$1" ]; } # N DEV [CGROUP]
+
+# ---- slower kernels ----
+# IOBAND_TIMESCALE (from the kernel command line, see init) is how many
+# times slower than Debian's the guest's kernel is: 4 on the KASAN and
+# lockdep kernel of `make check-debug`, else 1.
+
+# slow_kernel: true on such a kernel.
+slow_kernel() { [ "${IOBAND_TIMESCALE:-1}" -gt 1 ]; }
+
+# scaled SECONDS: SECONDS on a Debian kernel, times IOBAND_TIMESCALE.
+scaled() { echo $(($1 * ${IOBAND_TIMESCALE:-1})); }
+
+# perf_check ASSERTION [ARGS...]: an assertion on throughput or shares
+# under a capped device. On a slow kernel the emulated CPU, not the
+# device, bounds the IO, so the figures measure the CPU: a miss there is
+# printed, not failed (the IO itself, the tables and the kernel log are
+# still checked).
+perf_check() {
+	if ! slow_kernel; then
+		"$@"
+		return
+	fi
+	_pc_out=$( ("$@") 2>&1) || echo "slow kernel, not held to: ${_pc_out#FAIL: }"
+	return 0
+}
+
 # kmsg_all: the whole kernel log (busybox dmesg alone shows its last 16 KiB).
 # shellcheck source=lib-kmsg.sh
 . /ioband/lib-kmsg.sh

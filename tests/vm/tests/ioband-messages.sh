@@ -95,11 +95,13 @@ refused "message 'weight' with 2 arguments" weight 1 2
 refused "message 'attach' with 0 arguments" attach
 
 # Detach a group while it has held bios: they move to the default group
-# and all complete. io_limit 1 on a slow device keeps bios held.
+# and all complete. io_limit 1 on a slow device keeps bios held, for about
+# 2 s at 8 MB/s: on a slow (debug) kernel, where one poll of the stats
+# takes seconds, for longer.
 dmsetup message msg 0 io_throttle 1
 dmsetup message msg 0 io_limit 1
 cg_run msg-a fio --name=held --filename=/dev/mapper/msg --direct=1 --ioengine=libaio \
-	--iodepth=32 --rw=randwrite --bs=4k --size=8M --verify=crc32c --verify_fatal=1 \
+	--iodepth=32 --rw=randwrite --bs=4k --size="$(scaled 8)M" --verify=crc32c --verify_fatal=1 \
 	--output=fio-held.txt &
 fio_pid=$!
 wait_for 10 sh -c "[ \"\$(dmsetup message msg 0 stats | awk '\$1 == \"group=$a\"' | sed 's/.* queued=\([0-9]*\).*/\1/')\" -gt 4 ]" ||

@@ -85,7 +85,9 @@ echo "capped at 3276 KB/s, alone: $alone"
 # bench, cap20) holds the 5% target on an idle host. io.stat counts what
 # went down in the window, the cap's own measure.
 assert_le "$(value "$alone" rg-a)" $((3276 * 105 / 100)) "rg-a alone, KB/s"
-assert_ge "$(value "$alone" rg-a)" $((3276 * 85 / 100)) "rg-a alone, KB/s"
+# Lower bounds on rates need the device to be the bottleneck: not held
+# to on a slow (debug) kernel, where the emulated CPU is (perf_check).
+perf_check assert_ge "$(value "$alone" rg-a)" $((3276 * 85 / 100)) "rg-a alone, KB/s"
 
 log "range-bw: rg-a beside rg-b"
 load rg-a &
@@ -94,11 +96,11 @@ both=$(measure 8 rg-a rg-b) || fail "measuring failed"
 wait
 echo "capped at 3276 KB/s, beside a greedy group: $both"
 assert_le "$(value "$both" rg-a)" $((3276 * 105 / 100)) "rg-a beside rg-b, KB/s"
-assert_ge "$(value "$both" rg-a)" $((3276 * 75 / 100)) "rg-a beside rg-b, KB/s"
+perf_check assert_ge "$(value "$both" rg-a)" $((3276 * 75 / 100)) "rg-a beside rg-b, KB/s"
 # The greedy group takes the rest (work conservation): 13108 KB/s on an
 # idle host; a busy one's guest pushes less through (as little as 66% of
 # the device seen), so the bound is loose, but well above a second cap.
-assert_ge "$(value "$both" rg-b)" $((16384 * 45 / 100)) "rg-b, KB/s"
+perf_check assert_ge "$(value "$both" rg-b)" $((16384 * 45 / 100)) "rg-b, KB/s"
 
 # The range-bw message, the default group as -1.
 dmsetup message rg 0 range-bw "$a:100:2000"
@@ -125,10 +127,10 @@ rest=$(($(value "$four" rg-b) + $(value "$four" rg-c) + $(value "$four" rg-d)))
 # Where the host starves the guest, the device is no longer the bottleneck
 # (70% of it used, 87% of the reservation seen): hence 80% here; the
 # benchmark (make bench, resv30) checks the full reservation on an idle host.
-assert_ge "$ra" $((4915 * 80 / 100)) "rg-a's reservation, KB/s"
+perf_check assert_ge "$ra" $((4915 * 80 / 100)) "rg-a's reservation, KB/s"
 assert_le "$ra" $((4953 * 110 / 100)) "rg-a, KB/s"
 for g in b c d; do
-	assert_within_pct $((rest / 3)) "$(value "$four" "rg-$g")" 15 "rg-$g, KB/s"
+	perf_check assert_within_pct $((rest / 3)) "$(value "$four" "rg-$g")" 15 "rg-$g, KB/s"
 done
 
 dmsetup remove rg

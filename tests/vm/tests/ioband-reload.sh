@@ -24,6 +24,7 @@ share_of_a() { # SECONDS: a's share of a+b's sectors, per mille, over SECONDS
 	_a0=$(sectors "$a"); _b0=$(sectors "$b")
 	sleep "$1"
 	_da=$(($(sectors "$a") - _a0)); _db=$(($(sectors "$b") - _b0))
+	[ $((_da + _db)) -gt 0 ] || fail "no IO in a ${1} s window"
 	echo $((_da * 1000 / (_da + _db)))
 }
 # Deep queues (4 jobs x 32 per group): null_blk's mbps cap serves each
@@ -33,13 +34,13 @@ verify_load() { # CGROUP OFFSET: randrw with verification for 40 s
 		--iodepth=32 --numjobs=4 --rw=randrw --bs=4k --offset="$2" \
 		--size=24M --offset_increment=24M \
 		--verify=crc32c --verify_fatal=1 --verify_backlog=256 \
-		--time_based --runtime=40 --group_reporting --output="fio-$1.txt"
+		--time_based --runtime="$(($(scaled 3) + 37))" --group_reporting --output="fio-$1.txt"
 }
 verify_load rl-a 0 &
 pa=$!
 verify_load rl-b 128M &
 pb=$!
-sleep 3
+sleep "$(scaled 3)" # fio starts slowly on a slow (debug) kernel
 before=$(share_of_a 6)
 # A reload gives a three times b's weight.
 table 300 100 | dmsetup load rl
@@ -56,9 +57,11 @@ wait "$pb" || { cat fio-rl-b.txt; fail "fio of rl-b failed across the reload"; }
 echo "share of rl-a (per mille): 1:1 $before, after reload to 3:1 $after_reload, after weight messages 1:3 $after_message"
 # 6 s windows on an emulated guest: 10% (the benchmark measures shares
 # over longer runs; here the point is that the shares follow the table).
-assert_within_pct 500 "$before" 10 "share of rl-a at 1:1"
-assert_within_pct 750 "$after_reload" 10 "share of rl-a after the reload to 3:1"
-assert_within_pct 250 "$after_message" 10 "share of rl-a after the weight messages to 1:3"
+# Shares need the device to be the bottleneck: on a slow (debug) kernel
+# the emulated CPU is, and they are only printed (perf_check).
+perf_check assert_within_pct 500 "$before" 10 "share of rl-a at 1:1"
+perf_check assert_within_pct 750 "$after_reload" 10 "share of rl-a after the reload to 3:1"
+perf_check assert_within_pct 250 "$after_message" 10 "share of rl-a after the weight messages to 1:3"
 assert_eq "$(dmsetup table rl)" "$(table 100 300 | sed "s|$dev|$(dev_majmin "$dev")|")" "table after the messages"
 
 dmsetup remove rl

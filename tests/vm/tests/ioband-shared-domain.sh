@@ -22,23 +22,25 @@ sectors() { dmsetup status "$1" | awk '{ print $8 }'; }
 load() { # DEVICE
 	fio --name=load --filename="/dev/mapper/$1" --direct=1 --ioengine=libaio \
 		--iodepth=32 --numjobs=4 --rw=randread --bs=4k --time_based \
-		--runtime=14 --output=/dev/null
+		--runtime="$(($(scaled 3) + 11))" --output=/dev/null
 }
 load ioband1 &
 p1=$!
 load ioband2 &
 p2=$!
-sleep 3
+sleep "$(scaled 3)" # fio starts slowly on a slow (debug) kernel
 s1=$(sectors ioband1); s2=$(sectors ioband2)
 sleep 10
 d1=$(($(sectors ioband1) - s1)); d2=$(($(sectors ioband2) - s2))
 wait "$p1" "$p2"
 total=$((d1 + d2))
 echo "10 s under load: ioband1 $d1 sectors, ioband2 $d2 sectors, share of ioband1 $((d1 * 1000 / total))/1000 (configured 800)"
-assert_within_pct 800 $((d1 * 1000 / total)) 5 "share of ioband1 (per mille)"
+# Shares and rate need the device to be the bottleneck: on a slow (debug)
+# kernel the emulated CPU is, and they are only printed (perf_check).
+perf_check assert_within_pct 800 $((d1 * 1000 / total)) 5 "share of ioband1 (per mille)"
 # The device was the bottleneck: 16 MiB/s is 32768 sectors/s (80%: an
 # emulated guest on a busy host falls a little short of the cap).
-assert_ge $((total / 10)) $((32768 * 80 / 100)) "sectors per second of both"
+perf_check assert_ge $((total / 10)) $((32768 * 80 / 100)) "sectors per second of both"
 
 # A message to one target changes the domain both share.
 dmsetup message ioband2 0 io_limit 8

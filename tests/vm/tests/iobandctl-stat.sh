@@ -51,6 +51,7 @@ grep -q '"wait-max": [0-9][0-9.]*$' stat.json || fail "json: wait-max"
 cg_run st-a fio --name=r2 --filename=/dev/mapper/st --direct=1 --rw=randread \
 	--bs=4k --size=32M --time_based --runtime=5 --thread --output=/dev/null &
 fio_pid=$!
+wait_io /dev/mapper/st st-a # fio may take seconds to start (a slow kernel)
 iobandctl stat -i 1 -c 3 --raw -o group,iops,share st >interval.txt
 wait "$fio_pid"
 cat interval.txt

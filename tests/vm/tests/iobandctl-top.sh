@@ -11,11 +11,14 @@ iobandctl create top "$dev" --group top-a=100 --group top-b=100
 
 # top-b moves 64 KiB IOs, top-a 4 KiB ones: top-b comes first.
 cg_run top-a fio --name=a --filename=/dev/mapper/top --direct=1 --rw=randread \
-	--bs=4k --size=32M --time_based --runtime=6 --thread --output=/dev/null &
+	--bs=4k --size=32M --time_based --runtime="$(scaled 6)" --thread --output=/dev/null &
 pa=$!
 cg_run top-b fio --name=b --filename=/dev/mapper/top --direct=1 --rw=randread \
-	--bs=64k --size=32M --time_based --runtime=6 --thread --output=/dev/null &
+	--bs=64k --size=32M --time_based --runtime="$(scaled 6)" --thread --output=/dev/null &
 pb=$!
+# Both under way (fio may take seconds to start on a slow kernel).
+wait_io /dev/mapper/top top-a
+wait_io /dev/mapper/top top-b
 sleep 1
 
 iobandctl top -b -n 2 -d 1 >batch.txt
