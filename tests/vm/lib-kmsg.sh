@@ -39,8 +39,25 @@ kmsg_window() { # ID: the kernel log lines between the two marks of ID
 		}'
 }
 
+# One known report is not ours and is let through: null_blk's bandwidth
+# timer (mbps=, the capped devices of the tests) races with itself. Two
+# submitters both find the timer idle and both restart it, one while its
+# callback runs, and nullb_bwtimer_fn's hrtimer_forward_now() warns
+# ("WARNING: ... hrtimer_forward", the callback first in the trace). Seen on
+# Debian's 6.1 under TCG, with or without dm-ioband in the stack.
 kmsg_flagged() { # filter: the lines of stdin that fail a test
-	grep -E "$KMSG_FLAGGED_RE" | grep -v '@@IOBAND-' || true
+	awk -v re="$KMSG_FLAGGED_RE" '
+		{ line[NR] = $0 }
+		END {
+			for (i = 1; i <= NR; i++) {
+				if (line[i] !~ re || index(line[i], "@@IOBAND-")) continue
+				if (line[i] ~ /WARNING: .* hrtimer_forward/) {
+					for (j = i + 1; j <= NR && j <= i + 40 && line[j] !~ /nullb_bwtimer_fn|end trace/; j++) ;
+					if (j <= NR && line[j] ~ /nullb_bwtimer_fn/) continue
+				}
+				print line[i]
+			}
+		}'
 }
 
 # ---- kmemleak (debug kernels only) ----
