@@ -204,6 +204,17 @@ _ios_above() { [ "$(_ios "$2" "${3:-}")" -gt "$1" ]; } # N DEV [CGROUP]
 # lockdep kernel of `make check-debug`, else 1.
 
 # slow_kernel: true on such a kernel.
+# proc_stats: the /proc/PID/stat line of every process. Through cat, which
+# goes on past a process that ended after the glob listed it: busybox awk
+# given the files itself stops at the first one missing.
+proc_stats() { cat /proc/[0-9]*/stat 2>/dev/null || true; }
+
+# children_of PID: the pids of PID's child processes, one a line.
+children_of() { proc_stats | awk -v p="$1" '$4 == p { print $1 }'; }
+
+# has_children PID N: PID has N child processes or more (for wait_for).
+has_children() { [ "$(children_of "$1" | wc -l)" -ge "$2" ]; }
+
 slow_kernel() { [ "${IOBAND_TIMESCALE:-1}" -gt 1 ]; }
 
 # scaled SECONDS: SECONDS on a Debian kernel, times IOBAND_TIMESCALE.

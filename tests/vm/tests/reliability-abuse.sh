@@ -112,9 +112,8 @@ victim() { # the victim's load, in the background
 move_jobs() {
 	_fio=$1
 	shift
-	wait_for 60 sh -c "[ \$(awk -v p=$_fio '\$4 == p' /proc/[0-9]*/stat 2>/dev/null | wc -l) -ge $# ]"
-	# shellcheck disable=SC2013 # pids, one a word
-	for _p in $(awk -v p="$_fio" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null); do
+	wait_for 60 has_children "$_fio" $#
+	for _p in $(children_of "$_fio"); do
 		echo "$_p" >"$CGROOT/$1/cgroup.procs"
 		shift
 	done

@@ -78,11 +78,15 @@ fio --name=load --filename=/dev/mapper/rl --direct=1 --ioengine=libaio --iodepth
 	--rw=randread --bs=4k --size=1G --numjobs=$NGROUPS --time_based --runtime=3600 \
 	--gtod_reduce=1 --disk_util=0 --group_reporting --output=fio.txt &
 fiopid=$!
-wait_for 120 sh -c "[ \$(awk -v p=$fiopid '\$4 == p' /proc/[0-9]*/stat 2>/dev/null | wc -l) -ge $NGROUPS ]"
+# On any failure from here, stop fio first: left running, it floods the
+# output with IO errors once the harness removes the device.
+trap 'kill -KILL "$fiopid" 2>/dev/null; killall -KILL fio 2>/dev/null' EXIT
+wait_for 120 has_children "$fiopid" $NGROUPS
 i=1
-# shellcheck disable=SC2013 # pids, one a word
-for pid in $(awk -v p="$fiopid" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null); do
-	echo "$pid" >"$CGROOT/rl/g$i/cgroup.procs"
+for pid in $(children_of "$fiopid"); do
+	[ $i -le $NGROUPS ] || { children_of "$fiopid" | wc -l; fail "fio has more than $NGROUPS job processes"; }
+	echo "$pid" >"$CGROOT/rl/g$i/cgroup.procs" ||
+		{ head -n 5 "/proc/$pid/status" 2>&1; fail "cannot move fio job $pid into rl/g$i"; }
 	i=$((i + 1))
 done
 assert_eq $((i - 1)) $NGROUPS "fio jobs moved into their cgroups"
@@ -109,11 +113,12 @@ sleep $warm
 held=$(dmsetup message rl 0 stats | head -n 1 | sed 's/.* in_flight=\([0-9]*\) queued=\([0-9]*\) .*/\1 in flight, \2 held/')
 kill "$fiopid"
 wait "$fiopid" || true
+trap - EXIT
 elapsed=$(($(cut -d. -f1 /proc/uptime) - t0))
 log "load of $elapsed s ended ($held at its end)"
 grep -q 'err= 0' fio.txt || { cat fio.txt; fail "fio reported errors"; }
 wait_for 10 sh -c "dmsetup message rl 0 stats | head -n 1 | grep -q ' in_flight=0 queued=0 '"
-[ -z "$(awk '$2 == "(fio)"' /proc/[0-9]*/stat 2>/dev/null)" ] || fail "fio processes left after the load"
+[ -z "$(proc_stats | awk '$2 == "(fio)"')" ] || fail "fio processes left after the load"
 
 # Shares: measured / expected for each cgroup.
 echo "$WEIGHTS" >weights.txt
