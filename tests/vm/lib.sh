@@ -198,12 +198,7 @@ _ios() { # DEV [CGROUP]: IOs completed on DEV (by CGROUP)
 }
 _ios_above() { [ "$(_ios "$2" "${3:-}")" -gt "$1" ]; } # N DEV [CGROUP]
 
-# ---- slower kernels ----
-# IOBAND_TIMESCALE (from the kernel command line, see init) is how many
-# times slower than Debian's the guest's kernel is: 4 on the KASAN and
-# lockdep kernel of `make check-debug`, else 1.
-
-# slow_kernel: true on such a kernel.
+# ---- processes ----
 # proc_stats: the /proc/PID/stat line of every process. Through cat, which
 # goes on past a process that ended after the glob listed it: busybox awk
 # given the files itself stops at the first one missing.
@@ -215,6 +210,12 @@ children_of() { proc_stats | awk -v p="$1" '$4 == p { print $1 }'; }
 # has_children PID N: PID has N child processes or more (for wait_for).
 has_children() { [ "$(children_of "$1" | wc -l)" -ge "$2" ]; }
 
+# ---- slower kernels ----
+# IOBAND_TIMESCALE (from the kernel command line, see init) is how many
+# times slower than Debian's the guest's kernel is: 4 on the KASAN and
+# lockdep kernel of `make check-debug`, else 1.
+
+# slow_kernel: true on such a kernel.
 slow_kernel() { [ "${IOBAND_TIMESCALE:-1}" -gt 1 ]; }
 
 # scaled SECONDS: SECONDS on a Debian kernel, times IOBAND_TIMESCALE.
