@@ -210,6 +210,24 @@ children_of() { proc_stats | awk -v p="$1" '$4 == p { print $1 }'; }
 # has_children PID N: PID has N child processes or more (for wait_for).
 has_children() { [ "$(children_of "$1" | wc -l)" -ge "$2" ]; }
 
+# move_jobs FIO_PID CGROUP...: wait for fio's job processes (forked, one
+# per cgroup) and move each into its cgroup, in order. A cgroup holds
+# processes, not threads, and one fio of many jobs takes far less of the
+# guest's CPUs than as many fios.
+move_jobs() {
+	_mj_fio=$1
+	shift
+	wait_for 120 has_children "$_mj_fio" $#
+	_mj_jobs=$(children_of "$_mj_fio")
+	_mj_n=$(echo "$_mj_jobs" | wc -l)
+	[ "$_mj_n" = $# ] || fail "fio $_mj_fio has $_mj_n job processes, not $#"
+	for _mj_p in $_mj_jobs; do
+		echo "$_mj_p" >"$CGROOT/$1/cgroup.procs" ||
+			{ head -n 5 "/proc/$_mj_p/status" 2>&1; fail "cannot move fio job $_mj_p into $1"; }
+		shift
+	done
+}
+
 # ---- slower kernels ----
 # IOBAND_TIMESCALE (from the kernel command line, see init) is how many
 # times slower than Debian's the guest's kernel is: 4 on the KASAN and
@@ -245,17 +263,6 @@ have_iobandctl() { command -v iobandctl >/dev/null 2>&1; }
 kernel_series() { echo "${SERIES:-}"; }
 # shellcheck source=/dev/null
 [ ! -f /ioband/kernel.env ] || . /ioband/kernel.env
-
-# assert_within_pct EXPECTED ACTUAL PCT [WHAT]: integers, |ACTUAL - EXPECTED|
-# at most PCT percent of EXPECTED.
-assert_within_pct() {
-	_assert_int "$1" "${4:-expected}"
-	_assert_int "$2" "${4:-value}"
-	_awp_diff=$(($2 - $1))
-	[ "$_awp_diff" -ge 0 ] || _awp_diff=$((-_awp_diff))
-	[ $((_awp_diff * 100)) -le $(($1 * $3)) ] ||
-		fail "${4:-value}: expected $1 within $3%, got $2"
-}
 
 # klog_mark: write a mark into the kernel log and print its id;
 # klog_since ID: the kernel log lines logged after that mark. (Never

@@ -70,9 +70,7 @@ m1=$(slab_kb) k1=$(kmalloc_kb)
 echo "device with $NGROUPS groups, idle: $(mem) ($((k1 - k0)) KiB more kmalloc)"
 assert_eq "$(dmsetup status rl | wc -w)" $((4 + 7 * (NGROUPS + 1))) "words in the status (the default group and $NGROUPS groups)"
 
-# One fio, one job per cgroup: the jobs are forked processes, each moved
-# into its cgroup once started (a cgroup holds processes, not threads;
-# 256 fio processes of their own would take the guest's two CPUs).
+# One fio, one job per cgroup, each moved into its cgroup (move_jobs).
 # gtod_reduce: no latency figures, a fraction of fio's CPU in TCG.
 fio --name=load --filename=/dev/mapper/rl --direct=1 --ioengine=libaio --iodepth=16 \
 	--rw=randread --bs=4k --size=1G --numjobs=$NGROUPS --time_based --runtime=3600 \
@@ -81,15 +79,8 @@ fiopid=$!
 # On any failure from here, stop fio first: left running, it floods the
 # output with IO errors once the harness removes the device.
 trap 'kill -KILL "$fiopid" 2>/dev/null; killall -KILL fio 2>/dev/null' EXIT
-wait_for 120 has_children "$fiopid" $NGROUPS
-i=1
-for pid in $(children_of "$fiopid"); do
-	[ $i -le $NGROUPS ] || { children_of "$fiopid" | wc -l; fail "fio has more than $NGROUPS job processes"; }
-	echo "$pid" >"$CGROOT/rl/g$i/cgroup.procs" ||
-		{ head -n 5 "/proc/$pid/status" 2>&1; fail "cannot move fio job $pid into rl/g$i"; }
-	i=$((i + 1))
-done
-assert_eq $((i - 1)) $NGROUPS "fio jobs moved into their cgroups"
+# shellcheck disable=SC2046 # the list of cgroups
+move_jobs "$fiopid" $(for i in $(seq $NGROUPS); do echo "rl/g$i"; done)
 
 rios() { # the rios of each cgroup on the null_blk, one a line, g1 first
 	awk -v dev="$mm" -v n=$NGROUPS '
