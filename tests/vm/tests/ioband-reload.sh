@@ -34,13 +34,17 @@ verify_load() { # CGROUP OFFSET: randrw with verification for 40 s
 		--iodepth=32 --numjobs=4 --rw=randrw --bs=4k --offset="$2" \
 		--size=24M --offset_increment=24M \
 		--verify=crc32c --verify_fatal=1 --verify_backlog=256 \
-		--time_based --runtime="$(($(scaled 3) + 37))" --group_reporting --output="fio-$1.txt"
+		--time_based --runtime="$(scaled 40)" --group_reporting --output="fio-$1.txt"
 }
+both_sending() { [ "$(sectors "$a")" -gt 0 ] && [ "$(sectors "$b")" -gt 0 ]; }
 verify_load rl-a 0 &
 pa=$!
 verify_load rl-b 128M &
 pb=$!
-sleep "$(scaled 3)" # fio starts slowly on a slow (debug) kernel
+# fio starts in a second on a Debian kernel, in up to half a minute on the
+# debug kernel; the measurements take 20 s of its 40 (scaled).
+wait_for 15 both_sending
+sleep 1
 before=$(share_of_a 6)
 # A reload gives a three times b's weight.
 table 300 100 | dmsetup load rl
