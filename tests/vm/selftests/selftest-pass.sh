@@ -25,5 +25,12 @@ assert_eq "$(cat /sys/block/st/queue/logical_block_size 2>/dev/null ||
 # null_blk's own bandwidth timer warning (lib-kmsg.sh) does not fail a test.
 echo "WARNING: CPU: 0 PID: 1 at kernel/time/hrtimer.c:1061 hrtimer_forward+0x77/0xb0" >/dev/kmsg
 echo " nullb_bwtimer_fn+0x51/0x80 [null_blk]" >/dev/kmsg
-# Left behind on purpose: the harness cleans up null_blk devices and cgroups.
+# Left behind on purpose: the harness cleans up null_blk devices and
+# cgroups, and a suspended dm device with a write held in it, whose writer
+# it kills but must wait for: it ends when the harness resumes the device.
+slow=$(make_nullb st-slow 16)
+dm_create st-held "0 $(dev_sectors "$slow") linear $(dev_majmin "$slow") 0" >/dev/null
+dmsetup suspend st-held
+dd if=/dev/zero of=/dev/mapper/st-held bs=4k count=1 oflag=direct 2>/dev/null &
+wait_for 10 grep -q '^State:.*D' /proc/$!/status
 echo "selftest: lib ok"

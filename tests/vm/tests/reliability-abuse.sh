@@ -86,11 +86,6 @@ bg_fio() {
 	sh -c 'echo $$ >"$0/cgroup.procs" && exec fio "$@"' "$CGROOT/$_cg" "$@" &
 	fios="$fios $!"
 }
-# On a failure, kill fio's job processes too: left running, they keep the
-# device open and the harness cannot remove it. (`|| :`: under set -e a
-# failing command in the trap would turn a pass into exit status 1.)
-# shellcheck disable=SC2086 # the list of pids
-trap '[ -z "$fios" ] || kill -9 $fios 2>/dev/null; killall -KILL fio 2>/dev/null || :' EXIT
 # stop: end every fio of $fios the way Ctrl-C does (fio stops its jobs,
 # each once its bios complete; signalling the jobs themselves once left
 # one stuck in fio for 300 s), wait for them (1000 threads take a while

@@ -76,9 +76,6 @@ fio --name=load --filename=/dev/mapper/rl --direct=1 --ioengine=libaio --iodepth
 	--rw=randread --bs=4k --size=1G --numjobs=$NGROUPS --time_based --runtime=3600 \
 	--gtod_reduce=1 --disk_util=0 --group_reporting --output=fio.txt &
 fiopid=$!
-# On any failure from here, stop fio first: left running, it floods the
-# output with IO errors once the harness removes the device.
-trap 'kill -KILL "$fiopid" 2>/dev/null; killall -KILL fio 2>/dev/null' EXIT
 # shellcheck disable=SC2046 # the list of cgroups
 move_jobs "$fiopid" $(for i in $(seq $NGROUPS); do echo "rl/g$i"; done)
 
@@ -104,7 +101,6 @@ sleep $warm
 held=$(dmsetup message rl 0 stats | head -n 1 | sed 's/.* in_flight=\([0-9]*\) queued=\([0-9]*\) .*/\1 in flight, \2 held/')
 kill "$fiopid"
 wait "$fiopid" || true
-trap - EXIT
 elapsed=$(($(cut -d. -f1 /proc/uptime) - t0))
 log "load of $elapsed s ended ($held at its end)"
 grep -q 'err= 0' fio.txt || { cat fio.txt; fail "fio reported errors"; }
