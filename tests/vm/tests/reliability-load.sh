@@ -26,6 +26,12 @@
 #    bios), and after the removal within as much of where it was before.
 # Setup (256 cgroups, fio's 256 processes) and teardown take a minute or
 # more under TCG on a busy host, the load two.
+# On the debug kernel (slow_kernel) 256 fio processes under KASAN and
+# lockdep took over 45 minutes: there the test runs 64 groups, and prints
+# the shares (perf_check: the CPU, not the device, bounds the IO) and the
+# memory figures without holding them (KASAN's quarantine keeps freed
+# objects, up to 1/32 of memory, in the slab; the harness's kmemleak scan
+# checks for leaks there instead).
 # harness-timeout: 480
 # shellcheck source=../lib.sh
 . /ioband/lib.sh
@@ -34,6 +40,7 @@ set -eu
 RL_SECONDS=${RL_SECONDS:-120}
 RL_GROWTH_KB=${RL_GROWTH_KB:-8192}
 NGROUPS=256
+! slow_kernel || NGROUPS=64
 WEIGHTS="50 100 200 400"
 
 slab_kb() { awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo; }
@@ -127,10 +134,12 @@ paste -d' ' rios0.txt rios1.txt | awk -v nw="$nw" -v window="$window" '
 		# 10% of a share means something only over enough bios.
 		for (k = 1; k <= nw; k++) if (total * w[k] / wsum < 100) { print "too few bios for a weight of " w[k]; bad++ }
 		exit bad > 0
-	}' weights.txt - || fail "a cgroup's share is more than 10% off its weight's"
+	}' weights.txt - >shares.txt || share_miss=1
+cat shares.txt
+perf_check assert_eq "${share_miss:-0}" 0 "cgroups more than 10% off their weight's share"
 m2=$(slab_kb) k2=$(kmalloc_kb)
 echo "after the load, device idle: $(mem)"
-assert_le $((m2 - m1)) "$RL_GROWTH_KB" "SUnreclaim growth over the load, KiB"
+slow_kernel || assert_le $((m2 - m1)) "$RL_GROWTH_KB" "SUnreclaim growth over the load, KiB"
 
 dm_remove rl
 remove_nullb rl
@@ -145,4 +154,4 @@ sleep 2
 m3=$(slab_kb) k3=$(kmalloc_kb)
 echo "after the removal: $(mem)"
 echo "memory (SUnreclaim / kmalloc, KiB): before $m0 / $k0, $NGROUPS groups idle $m1 / $k1, under load $mload / $kload, after the load $m2 / $k2, removed $m3 / $k3"
-assert_le $((m3 - m0)) "$RL_GROWTH_KB" "SUnreclaim after the removal against before, KiB"
+slow_kernel || assert_le $((m3 - m0)) "$RL_GROWTH_KB" "SUnreclaim after the removal against before, KiB"
