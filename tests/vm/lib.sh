@@ -199,13 +199,9 @@ _ios() { # DEV [CGROUP]: IOs completed on DEV (by CGROUP)
 _ios_above() { [ "$(_ios "$2" "${3:-}")" -gt "$1" ]; } # N DEV [CGROUP]
 
 # ---- processes ----
-# proc_stats: the /proc/PID/stat line of every process. Through cat, which
-# goes on past a process that ended after the glob listed it: busybox awk
-# given the files itself stops at the first one missing.
-proc_stats() { cat /proc/[0-9]*/stat 2>/dev/null || true; }
-
-# children_of PID: the pids of PID's child processes, one a line.
-children_of() { proc_stats | awk -v p="$1" '$4 == p { print $1 }'; }
+# proc_stats, proc_table, children_of: lib-proc.sh.
+# shellcheck source=lib-proc.sh
+. /ioband/lib-proc.sh
 
 # has_children PID N: PID has N child processes or more (for wait_for).
 has_children() { [ "$(children_of "$1" | wc -l)" -ge "$2" ]; }
