@@ -1,6 +1,14 @@
 # shellcheck shell=sh
-# Processes, from /proc: shared by the tests (through lib.sh) and run-tests
-# (busybox sh).
+# Processes and the clock, from /proc: shared by the tests (through lib.sh)
+# and run-tests (busybox sh).
+
+# uptime_cs: hundredths of a second since boot, the clock of every timeout.
+# Not a count of polling rounds: on a loaded emulated guest N rounds of
+# "sleep 0.1" and a command take far longer than N tenths of a second.
+uptime_cs() {
+	read -r _up _ </proc/uptime
+	echo $((${_up%.*} * 100 + 1${_up#*.} - 100))
+}
 
 # proc_stats: the /proc/PID/stat line of every process. Through cat, which
 # goes on past a process that ended after the glob listed it: busybox awk

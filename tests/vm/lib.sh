@@ -172,11 +172,10 @@ cg_remove() { # PATH: remove a cgroup (must be empty)
 # SECONDS is for a Debian kernel: a slower one (the debug kernel) gets
 # $IOBAND_TIMESCALE times longer.
 wait_for() {
-	_wf_n=$(($1 * 10 * ${IOBAND_TIMESCALE:-1}))
+	_wf_end=$(($(uptime_cs) + 100 * $1 * ${IOBAND_TIMESCALE:-1}))
 	shift
 	while ! "$@"; do
-		_wf_n=$((_wf_n - 1))
-		[ "$_wf_n" -gt 0 ] || fail "timed out waiting for: $*"
+		[ "$(uptime_cs)" -lt "$_wf_end" ] || fail "timed out waiting for: $*"
 		sleep 0.1
 	done
 }
@@ -199,7 +198,7 @@ _ios() { # DEV [CGROUP]: IOs completed on DEV (by CGROUP)
 _ios_above() { [ "$(_ios "$2" "${3:-}")" -gt "$1" ]; } # N DEV [CGROUP]
 
 # ---- processes ----
-# proc_stats, proc_table, children_of: lib-proc.sh.
+# proc_stats, proc_table, children_of, uptime_cs: lib-proc.sh.
 # shellcheck source=lib-proc.sh
 . /ioband/lib-proc.sh
 
