@@ -20,7 +20,7 @@
 # bios in ioband, the victim's share of what went down (bytes in each
 # cgroup's io.stat on the device below, counted when ioband sends a bio
 # down) is its weight's share, 50%, within 5% (47.5%..52.5%). On the
-# debug kernel the shares, whether the abuser had bios held, and case 5's
+# debug kernel the shares, whether either side had bios held, and case 5's
 # throughput are printed, not held to (perf_check): its emulated CPU, not
 # the device, bounds the IO (the victim alone got 10.8 of 16 MiB/s; beside
 # 1000 threads, 37% of it all).
@@ -74,6 +74,9 @@ stat_field() { # GROUP KEY: from the stats message (GROUP -1: the default)
 		$1 == g { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }'
 }
 queued_ge() { [ "$(stat_field "$1" queued)" -ge "$2" ]; }
+# backlogged GROUP: wait until GROUP has a bio held in ioband, the
+# condition of its guarantee.
+backlogged() { perf_check wait_for 30 queued_ge "$1" 1; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
 
 # bg_fio CGROUP FIO-ARG...: fio in the background, in CGROUP; its pid
@@ -144,7 +147,7 @@ victim
 bg_fio ra-x --name=huge --filename=$dm --direct=1 --ioengine=libaio \
 	--iodepth=16 --rw=randread --bs=1M --offset=256M --size=256M \
 	--time_based --runtime=900 --output=/dev/null
-wait_for 30 queued_ge "$v" 1
+backlogged "$v"
 r=$(window ra-v ra-x 'rbytes')
 queued_ge "$x" 1 || perf_check fail "huge bios: the abuser held nothing in ioband (not competing)"
 # ioband's own counters: the abuser's bios really were 1 MiB (a few are
@@ -214,7 +217,7 @@ bg_fio ra-x --name=fua --filename=$dm --direct=1 --sync=1 --ioengine=libaio \
 bg_fio ra-x --name=fsync --filename=$dm --direct=1 --fsync=1 --ioengine=psync \
 	--numjobs=8 --rw=randwrite --bs=16k --offset=512M --size=32M \
 	--offset_increment=32M --time_based --runtime=900 --output=/dev/null
-wait_for 30 queued_ge "$v" 1
+backlogged "$v"
 r=$(window ra-v ra-x 'rbytes|wbytes')
 queued_ge "$x" 1 || perf_check fail "flush/FUA: the abuser held nothing in ioband"
 flushes=$(($(devstat 16) - flush0))
@@ -229,7 +232,7 @@ trim0=$(devstat 14)
 victim
 bg_fio ra-x --name=trim --filename=$dm --rw=randtrim --bs=128k --numjobs=16 \
 	--offset=768M --size=256M --time_based --runtime=900 --output=/dev/null
-wait_for 30 queued_ge "$v" 1
+backlogged "$v"
 r=$(window ra-v ra-x 'rbytes')
 trimmed=$(($(devstat 14) - trim0))
 stop
@@ -253,7 +256,7 @@ done
 bg_fio ra-l --name=light --filename=$dm --direct=1 --ioengine=libaio \
 	--iodepth=4 --rw=randread --bs=4k --offset=256M --size=64M \
 	--time_based --runtime=900 --output=/dev/null
-wait_for 30 queued_ge "$l" 1
+backlogged "$l"
 r=$(window ra-l "ra-h1 ra-h2 ra-h3" 'rios')
 held=
 for g in "$h1" "$h2" "$h3" "$l"; do held="$held $(stat_field "$g" queued)"; done
