@@ -10,6 +10,18 @@ uptime_cs() {
 	echo $((${_up%.*} * 100 + 1${_up#*.} - 100))
 }
 
+# poll SECONDS INTERVAL CMD [ARGS...]: run CMD every INTERVAL seconds until
+# it succeeds (return 0) or SECONDS have passed on the clock (return 1).
+poll() {
+	_po_end=$(($(uptime_cs) + 100 * $1))
+	_po_every=$2
+	shift 2
+	until "$@"; do
+		[ "$(uptime_cs)" -lt "$_po_end" ] || return 1
+		sleep "$_po_every"
+	done
+}
+
 # proc_stats: the /proc/PID/stat line of every process. Through cat, which
 # goes on past a process that ended after the glob listed it: busybox awk
 # given the files itself stops at the first one missing.

@@ -172,12 +172,9 @@ cg_remove() { # PATH: remove a cgroup (must be empty)
 # SECONDS is for a Debian kernel: a slower one (the debug kernel) gets
 # $IOBAND_TIMESCALE times longer.
 wait_for() {
-	_wf_end=$(($(uptime_cs) + 100 * $1 * ${IOBAND_TIMESCALE:-1}))
+	_wf_secs=$(($1 * ${IOBAND_TIMESCALE:-1}))
 	shift
-	while ! "$@"; do
-		[ "$(uptime_cs)" -lt "$_wf_end" ] || fail "timed out waiting for: $*"
-		sleep 0.1
-	done
+	poll "$_wf_secs" 0.1 "$@" || fail "timed out waiting for: $*"
 }
 
 # wait_io DEV [CGROUP]: wait until IO completes on DEV (or, given CGROUP,
@@ -198,7 +195,7 @@ _ios() { # DEV [CGROUP]: IOs completed on DEV (by CGROUP)
 _ios_above() { [ "$(_ios "$2" "${3:-}")" -gt "$1" ]; } # N DEV [CGROUP]
 
 # ---- processes ----
-# proc_stats, proc_table, children_of, uptime_cs: lib-proc.sh.
+# proc_stats, proc_table, children_of, uptime_cs, poll: lib-proc.sh.
 # shellcheck source=lib-proc.sh
 . /ioband/lib-proc.sh
 
