@@ -15,6 +15,11 @@ assert_le 2 3
 assert_within_pct 100 109 10
 assert_within_pct 100 91 10
 (assert_within_pct 100 111 10) 2>/dev/null && fail "assert_within_pct 100 111 10 passed"
+# wait_for keeps time by the clock: 2 s of polls that take 1 s each end
+# after about 3 s, not after 20 rounds (22 s).
+t0=$(uptime_cs)
+(wait_for 2 sh -c 'sleep 1; false') 2>/dev/null && fail "wait_for 2 on a failing command passed"
+assert_le $(($(uptime_cs) - t0)) $((100 * $(scaled 2) + 300)) "hundredths of a second wait_for 2 took"
 (cg_run no-such-cgroup true) 2>/dev/null && fail "cg_run into a missing cgroup passed"
 cg_create st/a
 cg_run st/a true
