@@ -249,6 +249,53 @@ static struct ioband_group *__ioband_classify(struct dm_target *ti,
 	return group ? group : &ic->groups.default_group;
 }
 
+/*
+ * Bios that everyone may be waiting for go down at once and are charged
+ * to their group as debt (ioband-sched.c section 16): what blk-cgroup's
+ * bio_issue_as_root_blkg() issues as root (metadata, swap), priority IO,
+ * and the journal's writes, that is sync, FUA or PREFLUSH writes that a
+ * kernel thread issues for the root cgroup (jbd2, xfsaild). A tenant's
+ * own O_SYNC or FUA writes are not among them: they would escape its
+ * weight. The caller holds rcu_read_lock().
+ */
+static bool ioband_bio_urgent(struct dm_target *ti, struct bio *bio)
+{
+	struct cgroup_subsys_state *css;
+
+	if (bio->bi_opf & (REQ_META | REQ_PRIO | REQ_SWAP))
+		return true;
+	if (!op_is_write(bio_op(bio)) ||
+	    !(bio->bi_opf & (REQ_SYNC | REQ_FUA | REQ_PREFLUSH)) ||
+	    !(current->flags & PF_KTHREAD))
+		return false;
+	css = ioband_bio_css(ti, bio);
+	return !css || !css->parent;
+}
+
+/*
+ * The scheduler's view of @bio: its direction and flags, or -1 for an
+ * operation that is not scheduled (zone management and the like).
+ * Discards, write-zeroes and secure erases are held and charged by the
+ * size they cover, as writes.
+ */
+static int ioband_bio_dir(struct bio *bio, u32 *flags)
+{
+	*flags = 0;
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		return IOBAND_READ;
+	case REQ_OP_WRITE:
+		return IOBAND_WRITE;
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+	case REQ_OP_SECURE_ERASE:
+		*flags = IOBAND_ITEM_SIZED;
+		return IOBAND_WRITE;
+	default:
+		return -1;
+	}
+}
+
 static struct ioband_group *ioband_entity_group(struct ioband_sched_entity *e)
 {
 	return container_of(e, struct ioband_group, entity);
@@ -638,28 +685,26 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_domain *domain = ic->domain;
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	struct ioband_group *group;
-	enum ioband_dir dir;
 	unsigned long flags;
+	u32 item_flags;
 	bool now, kick;
 	u64 now_ns;
+	int dir;
 
 	ib->group = NULL;
 	bio_set_dev(bio, ic->dev->bdev);
 	if (!bio_sectors(bio))
 		return DM_MAPIO_REMAPPED;	/* empty flush: never held */
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-
-	/* Discards and write-zeroes are neither counted nor held. */
-	if (bio_op(bio) == REQ_OP_READ)
-		dir = IOBAND_READ;
-	else if (bio_op(bio) == REQ_OP_WRITE)
-		dir = IOBAND_WRITE;
-	else
+	dir = ioband_bio_dir(bio, &item_flags);
+	if (dir < 0)
 		return DM_MAPIO_REMAPPED;
 
-	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir);
 	now_ns = ktime_get_ns();
 	rcu_read_lock();
+	if (ioband_bio_urgent(ti, bio))
+		item_flags |= IOBAND_ITEM_URGENT;
+	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir, item_flags);
 	spin_lock_irqsave(&domain->lock, flags);
 	group = __ioband_classify(ti, bio);
 	ioband_group_account(group, dir, bio_sectors(bio));
@@ -701,7 +746,8 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	group->stats.service_ns += now_ns - ib->time_ns;
 	if (!--group->in_flight && group->detached)
 		gone = group;
-	kick = ioband_sched_complete(&domain->sched, &ib->item);
+	kick = ioband_sched_complete(&domain->sched, &group->entity, &ib->item,
+				     now_ns);
 	if (!kick)
 		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
@@ -871,6 +917,7 @@ static void __ioband_emit_stats(struct ioband_c *ic, char *result,
 				unsigned int maxlen)
 {
 	const struct ioband_sched *sched = &ic->domain->sched;
+	const struct ioband_window *w = &sched->window;
 	const struct ioband_group *group;
 	size_t sz = 0;
 
@@ -879,6 +926,10 @@ static void __ioband_emit_stats(struct ioband_c *ic, char *result,
 	       sched->token_base, sched->io_throttle, sched->io_limit,
 	       sched->params.carryover, sched->in_flight, sched->nr_queued,
 	       sched->vtime, ktime_get_ns() - ic->stats_start_ns);
+	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu",
+	       w->sectors, w->in_flight_sectors, w->rate / 2, w->min_lat_ns,
+	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
+	       sched->stats.urgent);
 	ioband_emit_group_stats(&ic->groups.default_group, true, result,
 				maxlen, &sz);
 	for (group = ic->groups.first; group; group = group->next)
