@@ -360,7 +360,8 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	 * busy submitters a normal one ran late and left the device idle
 	 * (eq8 at io_limit 8: 85.6% of dm-linear's throughput, 100.9% so).
 	 */
-	domain->wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	domain->wq = alloc_workqueue("kioband",
+				     WQ_MEM_RECLAIM | WQ_HIGHPRI | WQ_PERCPU, 0);
 	if (!domain->wq) {
 		kfree(domain);
 		domain = NULL;

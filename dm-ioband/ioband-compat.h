@@ -9,6 +9,7 @@
 
 #include <linux/blkdev.h>
 #include <linux/hrtimer.h>
+#include <linux/workqueue.h>
 
 /* hrtimer_init() is gone since 6.15; hrtimer_setup() came in 6.13. */
 static inline void
@@ -23,6 +24,15 @@ ioband_hrtimer_setup(struct hrtimer *timer,
 	timer->function = function;
 #endif
 }
+
+/*
+ * A workqueue bound to the submitting CPU was the default until WQ_PERCPU
+ * came to say so (7.x warns when a workqueue says neither it nor
+ * WQ_UNBOUND).
+ */
+#ifndef IOBAND_HAVE_WQ_PERCPU
+#define WQ_PERCPU	0
+#endif
 
 /*
  * A poller spins until its bio completes, so a polled bio must not wait in

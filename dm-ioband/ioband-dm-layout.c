@@ -22,9 +22,8 @@ IOBAND_ASSERT_TYPE(dm_io, magic, unsigned short);
 IOBAND_ASSERT_TYPE(dm_io, md, struct mapped_device *);
 IOBAND_ASSERT_TYPE(dm_io, orig_bio, struct bio *);
 
-void ioband_dm_layout(void);
-
-void ioband_dm_layout(void)
+/* main, as in the kernel's asm-offsets.c: never run, only compiled to .s. */
+int main(void)
 {
 	DEFINE(IOBAND_DM_TIO_MAGIC, DM_TIO_MAGIC);
 	DEFINE(IOBAND_DM_IO_MAGIC, DM_IO_MAGIC);
@@ -35,4 +34,5 @@ void ioband_dm_layout(void)
 	OFFSET(IOBAND_IO_MAGIC, dm_io, magic);
 	OFFSET(IOBAND_IO_MD, dm_io, md);
 	OFFSET(IOBAND_IO_ORIG_BIO, dm_io, orig_bio);
+	return 0;
 }
