@@ -1117,8 +1117,9 @@ static struct target_type ioband_target = {
 	.iterate_devices = ioband_iterate_devices,
 	.io_hints = ioband_io_hints,
 	/*
-	 * map never sleeps; bios go down unchanged to one device at the
-	 * same offset, so their integrity and inline crypto contexts hold.
+	 * map never sleeps; bios go down to one device with nothing changed
+	 * but their sector, so their integrity and inline crypto contexts
+	 * hold.
 	 */
 	.features = DM_TARGET_NOWAIT | DM_TARGET_PASSES_INTEGRITY |
 		    DM_TARGET_PASSES_CRYPTO,
