@@ -40,6 +40,7 @@
 #include <linux/uidgid.h>
 #include <linux/workqueue.h>
 
+#include "ioband-compat.h"
 #include "ioband-core.h"
 #include "ioband-sched.h"
 
@@ -108,62 +109,54 @@ static enum ioband_group_type ioband_type(const struct ioband_c *ic)
  * submits the clone. Asking the current task instead is right for
  * synchronous submitters and wrong for writeback by the flusher, the data
  * half of a PREFLUSH write and bios dm deferred across a suspend: those run
- * in kernel threads. The original bio is reachable through dm's private
- * per-io structures, mirrored below for the kernels whose dm-core.h they
- * were checked against (Kbuild defines IOBAND_DM_CORE_LAYOUT_CHECKED for
- * them). Each use is validated (magic numbers, our target, our disk), and
- * the current task's cgroup is the fallback.
+ * in kernel threads. Every kernel from 6.1 to 7.3 does so (alloc_tio()
+ * clones with a NULL bdev, so __bio_clone() copies no association;
+ * dm_submit_bio_remap() calls bio_clone_blkg_association() later), and no
+ * exported function gives a target the original bio. It is reachable only
+ * through dm's private per-io structures, struct dm_target_io and struct
+ * dm_io of drivers/md/dm-core.h, which the headers lack. Their offsets come
+ * from ioband-dm-layout.h, which Kbuild generates by compiling
+ * ioband-dm-layout.c against this very kernel's dm-core.h (IOBAND_DM_SOURCE).
+ * Each use is validated (both magic numbers, our target, our mapped device
+ * in tio->io->md and as the original bio's disk), and the current task's
+ * cgroup is the fallback. A module built without that source charges every
+ * bio to the submitting task, and says so at load and in the stats
+ * message (writeback_attribution=task).
  */
-#ifdef IOBAND_DM_CORE_LAYOUT_CHECKED
-#define IOBAND_DM_TIO_MAGIC	28714
-#define IOBAND_DM_IO_MAGIC	19577
+#ifdef IOBAND_DM_LAYOUT
+#include "ioband-dm-layout.h"
 
-/* struct dm_io of drivers/md/dm-core.h, 6.1 to 6.12, up to orig_bio. */
-struct ioband_dm_io {
-	unsigned short magic;
-	blk_short_t flags;
-	spinlock_t lock;
-	unsigned long start_time;
-	void *data;
-	struct ioband_dm_io *next;
-	struct {
-		bool merged;
-		unsigned long long duration_ns;
-	} stats_aux;
-	blk_status_t status;
-	atomic_t io_count;
-	struct mapped_device *md;
-	struct bio *orig_bio;
-};
+#define IOBAND_WRITEBACK_ATTRIBUTION	"orig-bio"
 
-/* struct dm_target_io of drivers/md/dm-core.h, 6.1 to 6.12. */
-struct ioband_dm_target_io {
-	unsigned short magic;
-	blk_short_t flags;
-	unsigned int target_bio_nr;
-	struct ioband_dm_io *io;
-	struct dm_target *ti;
-	unsigned int *len_ptr;
-	sector_t old_sector;
-	struct bio clone;
-};
+/* The field of @type at @offset in dm's private struct at @base. */
+#define ioband_dm_field(type, base, offset) \
+	(*(type *)((char *)(base) + (offset)))
 
 static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
 {
-	struct ioband_dm_target_io *tio;
+	struct mapped_device *md = dm_table_get_md(ti->table);
+	void *tio = (char *)clone - IOBAND_TIO_CLONE;
 	struct bio *orig;
+	void *io;
 
-	tio = container_of(clone, struct ioband_dm_target_io, clone);
-	if (tio->magic != IOBAND_DM_TIO_MAGIC || tio->ti != ti || !tio->io ||
-	    tio->io->magic != IOBAND_DM_IO_MAGIC)
+	if (ioband_dm_field(unsigned short, tio, IOBAND_TIO_MAGIC) !=
+	    IOBAND_DM_TIO_MAGIC ||
+	    ioband_dm_field(struct dm_target *, tio, IOBAND_TIO_TI) != ti)
 		return NULL;
-	orig = tio->io->orig_bio;
-	if (!orig || !orig->bi_bdev ||
-	    orig->bi_bdev->bd_disk != dm_disk(dm_table_get_md(ti->table)))
+	io = ioband_dm_field(void *, tio, IOBAND_TIO_IO);
+	if (!io ||
+	    ioband_dm_field(unsigned short, io, IOBAND_IO_MAGIC) !=
+	    IOBAND_DM_IO_MAGIC ||
+	    ioband_dm_field(struct mapped_device *, io, IOBAND_IO_MD) != md)
+		return NULL;
+	orig = ioband_dm_field(struct bio *, io, IOBAND_IO_ORIG_BIO);
+	if (!orig || !orig->bi_bdev || orig->bi_bdev->bd_disk != dm_disk(md))
 		return NULL;
 	return orig;
 }
 #else
+#define IOBAND_WRITEBACK_ATTRIBUTION	"task"
+
 static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
 {
 	return NULL;
@@ -414,7 +407,8 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	 * busy submitters a normal one ran late and left the device idle
 	 * (eq8 at io_limit 8: 85.6% of dm-linear's throughput, 100.9% so).
 	 */
-	domain->wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	domain->wq = alloc_workqueue("kioband",
+				     WQ_MEM_RECLAIM | WQ_HIGHPRI | WQ_PERCPU, 0);
 	if (!domain->wq) {
 		kfree(domain);
 		domain = NULL;
@@ -425,8 +419,8 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	spin_lock_init(&domain->lock);
 	ioband_sched_init(&domain->sched, params);
 	INIT_WORK(&domain->dispatch_work, ioband_dispatch_work);
-	hrtimer_init(&domain->limit_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	domain->limit_timer.function = ioband_limit_timer_fn;
+	ioband_hrtimer_setup(&domain->limit_timer, ioband_limit_timer_fn,
+			     CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	list_add(&domain->list, &ioband_domains);
 out:
 	mutex_unlock(&ioband_domains_lock);
@@ -702,7 +696,8 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 
 	now_ns = ktime_get_ns();
 	rcu_read_lock();
-	if (ioband_bio_urgent(ti, bio))
+	/* A polled bio is urgent too: its poller spins until it completes. */
+	if (ioband_bio_urgent(ti, bio) || ioband_bio_must_not_wait(bio))
 		item_flags |= IOBAND_ITEM_URGENT;
 	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir, item_flags);
 	spin_lock_irqsave(&domain->lock, flags);
@@ -930,6 +925,7 @@ static void __ioband_emit_stats(struct ioband_c *ic, char *result,
 	       w->sectors, w->in_flight_sectors, w->rate / 2, w->min_lat_ns,
 	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
 	       sched->stats.urgent);
+	DMEMIT(" writeback_attribution=%s", IOBAND_WRITEBACK_ATTRIBUTION);
 	ioband_emit_group_stats(&ic->groups.default_group, true, result,
 				maxlen, &sz);
 	for (group = ic->groups.first; group; group = group->next)
@@ -1150,6 +1146,11 @@ static int ioband_iterate_devices(struct dm_target *ti,
 	return fn(ti, ic->dev, 0, ti->len, data);
 }
 
+static void ioband_io_hints(struct dm_target *ti, struct queue_limits *limits)
+{
+	ioband_disable_polling(limits);
+}
+
 static struct target_type ioband_target = {
 	.name = "ioband",
 	.version = {0, 2, 0},
@@ -1164,11 +1165,28 @@ static struct target_type ioband_target = {
 	.status = ioband_status,
 	.message = ioband_message,
 	.iterate_devices = ioband_iterate_devices,
+	.io_hints = ioband_io_hints,
+	/*
+	 * map never sleeps; bios go down to one device with nothing changed
+	 * but their sector, so their integrity and inline crypto contexts
+	 * hold.
+	 */
+	.features = DM_TARGET_NOWAIT | DM_TARGET_PASSES_INTEGRITY |
+		    DM_TARGET_PASSES_CRYPTO,
 };
 
 static int __init dm_ioband_init(void)
 {
-	return dm_register_target(&ioband_target);
+	int ret = dm_register_target(&ioband_target);
+
+	if (ret)
+		return ret;
+#ifdef IOBAND_DM_LAYOUT
+	DMINFO("writeback attribution: orig-bio (each bio's original bio, dm-core layout checked against this kernel's source at build time)");
+#else
+	DMWARN("writeback attribution: task (built without this kernel's drivers/md/dm-core.h, IOBAND_DM_SOURCE): every bio is charged to the submitting task, writeback to the flusher's group");
+#endif
+	return 0;
 }
 
 static void __exit dm_ioband_exit(void)
