@@ -1720,3 +1720,37 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 	ioband_sched_pfirst_competing(sched);
 	return ioband_sched_has_work(sched);
 }
+
+/* ---- Draining one entity (one target's suspend) ---- */
+
+/*
+ * A target of a shared domain is suspended while the domain keeps
+ * scheduling its other targets, so passthrough, which drains the whole
+ * domain, will not do: the glue drains that target's entities one by one
+ * here, and sends their later bios down as urgent items until it resumes.
+ * The items go down uncharged, as under passthrough: the target has to let
+ * them go, and its groups' tags stay where they were, so that they get
+ * their share again after the resume.
+ */
+struct ioband_sched_item *ioband_sched_drain(struct ioband_sched *sched,
+					     struct ioband_sched_entity *entity,
+					     u64 now_ns)
+{
+	struct ioband_sched_item *items = entity->head, *item;
+
+	sched->now = now_ns;
+	if (!entity->attached)
+		return NULL;
+	if (entity->waiting)
+		ioband_sched_stop_waiting(sched, entity);
+	if (!entity->nr_queued)
+		return NULL;
+	ioband_sched_deactivate(sched, entity);
+	for (item = items; item; item = item->next)
+		ioband_sched_start_item(sched, item);
+	sched->nr_queued -= entity->nr_queued;
+	entity->nr_queued = 0;
+	entity->head = NULL;
+	entity->tail = NULL;
+	return items;
+}

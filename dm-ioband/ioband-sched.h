@@ -427,6 +427,18 @@ static inline bool ioband_sched_has_work(const struct ioband_sched *sched)
  */
 void ioband_sched_set_passthrough(struct ioband_sched *sched, bool on);
 
+/*
+ * Sends every item @entity holds down at once at @now_ns, uncharged and
+ * counted in flight, whatever the window and the group's max, and takes
+ * the entity out of the trees (its tags kept) and out of competing: for
+ * the suspend of one target, whose domain goes on scheduling the others.
+ * Returns the items in their FIFO order, linked through ->next (NULL when
+ * it held none); the caller sends each down and completes it as any other.
+ */
+struct ioband_sched_item *ioband_sched_drain(struct ioband_sched *sched,
+					     struct ioband_sched_entity *entity,
+					     u64 now_ns);
+
 /* Nothing held and nothing in flight: a drain is complete. */
 static inline bool ioband_sched_idle(const struct ioband_sched *sched)
 {

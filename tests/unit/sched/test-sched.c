@@ -1625,6 +1625,96 @@ TEST(range_dispatch_cost_does_not_grow_with_groups)
 	 */
 }
 
+/* ---- Draining one entity: a target's suspend (ioband_sched_drain()) ---- */
+
+/*
+ * Three groups, 2:1:1, io_limit 2, 10 items queued each. Draining the
+ * third sends its 10 down at once in FIFO order, counted in flight beyond
+ * io_limit; the other two are then scheduled 2:1 as before and the third
+ * is never picked; its items complete like any other, and once it submits
+ * again it is scheduled again. Under range-bw a group held back by its max
+ * drains as well: the cap does not hold up a suspend.
+ */
+TEST(drain_sends_one_entity_down_and_the_others_keep_their_shares)
+{
+	enum { PER = 10 };
+	static struct ioband_sched_item items[3 * PER + 3];
+	struct ioband_sched_entity e[3], *who;
+	struct ioband_sched_item *list, *item;
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	u32 i, n, got[3] = { 0 }, rounds = 0;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 2, 0);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, &e[0], 200);
+	ioband_sched_entity_init(&s, &e[1], 100);
+	ioband_sched_entity_init(&s, &e[2], 100);
+	/* items[0] and [1] go down; e[2] holds items[2], [5], ... */
+	for (i = 0; i < 3 * PER + 2; i++) {
+		ioband_sched_item_init(&items[i], 8, IOBAND_READ, 0);
+		ioband_sched_submit(&s, &e[i % 3], &items[i], test_now);
+	}
+	CHECK(s.in_flight == 2 && s.nr_queued == 3 * PER);
+	CHECK(e[2].nr_queued == PER);
+	list = ioband_sched_drain(&s, &e[2], test_now);
+	for (i = 0, item = list; item; item = item->next, i++)
+		CHECK(item == &items[2 + 3 * i] && item->dispatch_ns == test_now);
+	CHECK(i == PER && e[2].nr_queued == 0 && e[2].attached);
+	CHECK(s.in_flight == 2 + PER && s.nr_queued == 2 * PER);
+	CHECK(tree_valid(&s));
+	while ((item = list)) {
+		list = item->next;
+		ioband_sched_complete(&s, &e[2], item, test_now);
+	}
+	for (i = 0; i < 2; i++)
+		ioband_sched_complete(&s, &e[i], &items[i], test_now);
+	CHECK(s.in_flight == 0);
+	/* The others go on 2:1, io_limit holding; e[2] is never picked. */
+	while (s.nr_queued && rounds++ < 1000) {
+		item = ioband_sched_next(&s, &who, test_now);
+		if (!item) {
+			/* a group that ran empty competes for IOBAND_IDLE_NS */
+			test_now += IOBAND_IDLE_NS + 1;
+			continue;
+		}
+		CHECK(s.in_flight <= 2);
+		got[who - e]++;
+		if (got[0] + got[1] == 9)
+			CHECK(got[0] >= 5 && got[0] <= 7);
+		ioband_sched_complete(&s, who, item, test_now);
+	}
+	CHECK(got[0] == PER && got[1] == PER && got[2] == 0);
+	/* Groups that ran empty may still compete: the trees, not members. */
+	CHECK(ioband_sched_idle(&s) && one_tree_valid(&s.ptree));
+	/* Back from its suspend: e[2] is scheduled again. */
+	test_now += IOBAND_IDLE_NS + 1;
+	ioband_sched_item_init(&items[3 * PER + 2], 8, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, &e[2], &items[3 * PER + 2], test_now));
+	ioband_sched_complete(&s, &e[2], &items[3 * PER + 2], test_now);
+	/* Nothing held: nothing to drain. */
+	CHECK(ioband_sched_drain(&s, &e[0], test_now) == NULL);
+	CHECK(!e[0].waiting && one_tree_valid(&s.ptree));
+
+	/* range-bw: a group over its max (in ltree) drains too. */
+	params_for(&p, IOBAND_POLICY_RANGE_BW, 2, 0);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, &e[0], 100);
+	ioband_sched_entity_init(&s, &e[1], 100);
+	CHECK(ioband_sched_set_range(&s, &e[0], 0, 1));
+	for (i = 0; i < 6; i++) {
+		ioband_sched_item_init(&items[i], 8, IOBAND_READ, 0);
+		ioband_sched_submit(&s, &e[0], &items[i], test_now);
+	}
+	CHECK(s.ltree.root != NULL && e[0].nr_queued == 5);
+	list = ioband_sched_drain(&s, &e[0], test_now);
+	for (n = 0, item = list; item; item = item->next)
+		n++;
+	CHECK(n == 5 && s.ltree.root == NULL && s.ptree.root == NULL);
+	CHECK(s.in_flight == 6 && s.nr_queued == 0 && tree_valid(&s));
+	CHECK(ioband_sched_next_event_ns(&s) == 0);
+}
+
 int main(void)
 {
 	return RUN_TESTS("sched",
@@ -1660,5 +1750,6 @@ int main(void)
 			 T(range_policy_switch_live_loses_nothing),
 			 T(range_passthrough_drains_capped_groups),
 			 T(range_trees_stay_valid_under_random_operations),
-			 T(range_dispatch_cost_does_not_grow_with_groups));
+			 T(range_dispatch_cost_does_not_grow_with_groups),
+			 T(drain_sends_one_entity_down_and_the_others_keep_their_shares));
 }
