@@ -449,6 +449,30 @@ static void ioband_raise_io_limit(struct ioband_sched_params *params)
 		params->io_limit = io_throttle;
 }
 
+int ioband_parse_table_group(const struct ioband_table *table,
+			     unsigned int i, struct ioband_group_arg *arg)
+{
+	const char *text = table->group_args[i];
+
+	if (!ioband_parse_group_arg(text, table->spec, 0, arg))
+		return 0;
+	if (table->spec == IOBAND_SPEC_WEIGHT_RANGE)
+		return -1;
+	return ioband_parse_group_arg(text, IOBAND_SPEC_WEIGHT_RANGE, 0, arg);
+}
+
+enum ioband_spec ioband_table_spec(enum ioband_policy policy,
+				   const struct ioband_group_arg *arg)
+{
+	enum ioband_spec spec = ioband_policy_spec(policy);
+
+	if (spec == IOBAND_SPEC_WEIGHT && (arg->min_kbps || arg->max_kbps))
+		return IOBAND_SPEC_WEIGHT_RANGE;
+	if (spec == IOBAND_SPEC_RANGE && arg->weight != IOBAND_DEFAULT_WEIGHT)
+		return IOBAND_SPEC_WEIGHT_RANGE;
+	return spec;
+}
+
 /* Checks the group arguments: NULL, or the table's error. */
 static const char *ioband_parse_table_groups(struct ioband_table *table,
 					     char *detail, size_t size)
@@ -464,12 +488,13 @@ static const char *ioband_parse_table_groups(struct ioband_table *table,
 		return "group: group_type none takes no <id>:... groups";
 
 	for (i = 0; i < table->nr_group_args; i++) {
-		if (ioband_parse_group_arg(table->group_args[i], table->spec, 0,
-					   &arg)) {
+		if (ioband_parse_table_group(table, i, &arg)) {
 			snprintf(detail, size,
-				 "group '%s': want %s, weight %u..%u, 0 <= min <= max or max 0 (KB/s)",
+				 "group '%s': want %s%s, weight %u..%u, 0 <= min <= max or max 0 (KB/s)",
 				 table->group_args[i],
 				 ioband_specs[table->spec].grammar,
+				 table->spec == IOBAND_SPEC_WEIGHT_RANGE ? "" :
+				 " (or <id>:<weight>:<min>:<max> under any policy)",
 				 IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
 			return "group: malformed or out of range; the kernel log has the grammar";
 		}
@@ -480,17 +505,80 @@ static const char *ioband_parse_table_groups(struct ioband_table *table,
 	return NULL;
 }
 
+#define IOBAND_KNOB_CARRYOVER	"carryover="
+
+/*
+ * The key=value knobs after the groups, from @first on: NULL, or the
+ * table's error with which and why in @detail. Only carryover so far, the
+ * one knob the positional arguments of the original dm-ioband lack.
+ */
+static const char *ioband_parse_table_knobs(struct ioband_table *table,
+					    unsigned int first,
+					    unsigned int argc, char **argv,
+					    char *detail, size_t size)
+{
+	const size_t key_len = strlen(IOBAND_KNOB_CARRYOVER);
+	bool carryover_seen = false;
+	unsigned int i;
+	u64 value;
+
+	for (i = first; i < argc; i++) {
+		if (!strchr(argv[i], '=')) {
+			snprintf(detail, size,
+				 "group '%s': after the key=value knobs, which come last",
+				 argv[i]);
+			return "group: after a key=value knob; the knobs come last";
+		}
+		if (strncmp(argv[i], IOBAND_KNOB_CARRYOVER, key_len)) {
+			snprintf(detail, size,
+				 "knob '%s': unknown, want carryover=<n>",
+				 argv[i]);
+			return "knob: unknown or out of range; the kernel log says which";
+		}
+		if (carryover_seen) {
+			snprintf(detail, size, "knob '%s': carryover given twice",
+				 argv[i]);
+			return "knob: unknown or out of range; the kernel log says which";
+		}
+		if (ioband_parse_u64(argv[i] + key_len, &value) ||
+		    value > IOBAND_MAX_CARRYOVER) {
+			snprintf(detail, size,
+				 "knob '%s': want carryover=<n>, n 0..%u",
+				 argv[i], IOBAND_MAX_CARRYOVER);
+			return "knob: unknown or out of range; the kernel log says which";
+		}
+		carryover_seen = true;
+		table->params.carryover = (u32)value;
+	}
+	table->nr_knobs = argc - first;
+	return NULL;
+}
+
+int ioband_format_table_knobs(char *buf, size_t size,
+			      const struct ioband_sched_params *params)
+{
+	if (params->carryover == IOBAND_DEFAULT_CARRYOVER) {
+		if (size)
+			buf[0] = '\0';
+		return 0;
+	}
+	return snprintf(buf, size, " %s%u", IOBAND_KNOB_CARRYOVER,
+			params->carryover);
+}
+
 const char *ioband_parse_table(struct ioband_table *table, unsigned int argc,
 			       char **argv, char *detail, size_t size)
 {
 	struct ioband_sched_params params;
 	u32 io_throttle, io_limit;
+	unsigned int first_knob;
+	const char *error;
 	int type, policy;
 
 	if (size)
 		detail[0] = '\0';
 	if (argc < 7)
-		return "Not enough arguments: want <device> <ioband_device_id> <io_throttle> <io_limit> <group_type> <policy> <token_base> [groups]";
+		return "Not enough arguments: want <device> <ioband_device_id> <io_throttle> <io_limit> <group_type> <policy> <token_base> [groups] [carryover=<n>]";
 	if (strlen(argv[1]) > IOBAND_DOMAIN_ID_MAX)
 		return "ioband_device_id: longer than 31 characters";
 	if (ioband_parse_table_u32(argv[2], IOBAND_MAX_IO_LIMIT, &io_throttle))
@@ -517,8 +605,15 @@ const char *ioband_parse_table(struct ioband_table *table, unsigned int argc,
 	table->params = params;
 	table->spec = ioband_policy_spec(policy);
 	table->nr_groups = 0;
-	table->nr_group_args = argc - 7;
+	for (first_knob = 7; first_knob < argc; first_knob++)
+		if (strchr(argv[first_knob], '='))
+			break;
+	table->nr_group_args = first_knob - 7;
 	table->group_args = argv + 7;
+	error = ioband_parse_table_knobs(table, first_knob, argc, argv,
+					 detail, size);
+	if (error)
+		return error;
 	return ioband_parse_table_groups(table, detail, size);
 }
 

@@ -194,27 +194,64 @@ int ioband_parse_group_arg(const char *text, enum ioband_spec spec,
 int ioband_format_group_arg(char *buf, size_t size,
 			    const struct ioband_group_arg *arg);
 
-/* A table's arguments, parsed by ioband_parse_table(). */
+/*
+ * A table's arguments, parsed by ioband_parse_table():
+ *
+ *   <device> <ioband_device_id> <io_throttle> <io_limit> <group_type>
+ *   <policy> <token_base> [<group>]... [<key>=<value>]...
+ *
+ * the original dm-ioband's grammar, extended compatibly: a group may also
+ * be given in weight-range's full form <id>:<weight>:<min>:<max> under any
+ * policy (so that the table keeps a weight policy's ranges and range-bw's
+ * weights), and knobs the positional arguments lack come last as
+ * key=value: carryover=<n> (default IOBAND_DEFAULT_CARRYOVER).
+ */
 struct ioband_table {
 	const char *device;
 	const char *domain_id;
 	unsigned int type_index;
-	struct ioband_sched_params params;	/* valid; default carryover */
+	struct ioband_sched_params params;	/* valid */
 	enum ioband_spec spec;		/* of the policy's group arguments */
 	unsigned int nr_groups;		/* "<id>:..." arguments */
 	unsigned int nr_group_args;	/* and the default group's, if given */
-	char **group_args;		/* each parses with spec, no flags */
+	char **group_args;		/* see ioband_parse_table_group() */
+	unsigned int nr_knobs;		/* key=value arguments after them */
 };
 
 /*
  * Parses and checks a whole table (the arguments after "ioband"). Returns
  * NULL, or the error for the table (a constant string that names the
- * argument and why). A malformed or out-of-range group argument also
- * writes which and the grammar into @detail (@size bytes), which is ""
- * otherwise. One error is left to the caller: a group id given twice.
+ * argument and why). A malformed or out-of-range group argument or knob
+ * also writes which and the grammar into @detail (@size bytes), which is
+ * "" otherwise. One error is left to the caller: a group id given twice.
  */
 const char *ioband_parse_table(struct ioband_table *table, unsigned int argc,
 			       char **argv, char *detail, size_t size);
+
+/*
+ * Parses group argument @i of a table that ioband_parse_table() accepted,
+ * in the policy's form or the full one (arg->spec says which): 0, or -1
+ * for an index the parser did not check.
+ */
+int ioband_parse_table_group(const struct ioband_table *table,
+			     unsigned int i, struct ioband_group_arg *arg);
+
+/*
+ * The form in which a table under @policy spells a group of @arg's
+ * weight and range: the policy's own when it says everything, else the
+ * full <weight>:<min>:<max> (a range under a weight policy, a weight
+ * other than the default under range-bw).
+ */
+enum ioband_spec ioband_table_spec(enum ioband_policy policy,
+				   const struct ioband_group_arg *arg);
+
+/*
+ * Writes the knobs of @params that differ from their defaults, each as
+ * " <key>=<value>", into @buf of @size bytes ("" when none does); returns
+ * what snprintf() does.
+ */
+int ioband_format_table_knobs(char *buf, size_t size,
+			      const struct ioband_sched_params *params);
 
 /* The messages. */
 enum ioband_message_kind {

@@ -395,8 +395,8 @@ TEST(table_refusals_name_the_argument)
 {
 	const char *long_id = "/dev/sdb abcdefghijklmnopqrstuvwxyz0123456 0 0 cgroup weight 0";
 
-	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight", "Not enough arguments: want <device> <ioband_device_id> <io_throttle> <io_limit> <group_type> <policy> <token_base> [groups]", ""));
-	CHECK(table_refused("", "Not enough arguments: want <device> <ioband_device_id> <io_throttle> <io_limit> <group_type> <policy> <token_base> [groups]", ""));
+	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight", "Not enough arguments: want <device> <ioband_device_id> <io_throttle> <io_limit> <group_type> <policy> <token_base> [groups] [carryover=<n>]", ""));
+	CHECK(table_refused("", "Not enough arguments: want <device> <ioband_device_id> <io_throttle> <io_limit> <group_type> <policy> <token_base> [groups] [carryover=<n>]", ""));
 	CHECK(table_refused(long_id, "ioband_device_id: longer than 31 characters", ""));
 	CHECK(table_refused("/dev/sdb 1 x 0 cgroup weight 0", "io_throttle: want a number 0..65536", ""));
 	CHECK(table_refused("/dev/sdb 1 -1 0 cgroup weight 0", "io_throttle: want a number 0..65536", ""));
@@ -417,17 +417,87 @@ TEST(table_refuses_a_bad_group_with_the_grammar)
 	const char *bad = "group: malformed or out of range; the kernel log has the grammar";
 
 	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 0 :100 4021:0", bad,
-			    "group '4021:0': want <id>:<weight> or :<weight>, weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
+			    "group '4021:0': want <id>:<weight> or :<weight> (or <id>:<weight>:<min>:<max> under any policy), weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
 	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 0 :100 4021", bad,
-			    "group '4021': want <id>:<weight> or :<weight>, weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
+			    "group '4021': want <id>:<weight> or :<weight> (or <id>:<weight>:<min>:<max> under any policy), weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
 	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 0 abc:10", bad,
-			    "group 'abc:10': want <id>:<weight> or :<weight>, weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
+			    "group 'abc:10': want <id>:<weight> or :<weight> (or <id>:<weight>:<min>:<max> under any policy), weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
 	CHECK(table_refused("/dev/sdb 1 0 0 cgroup range-bw 0 :0:0 4021:500:100", bad,
-			    "group '4021:500:100': want <id>:<min>:<max> or :<min>:<max>, weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
+			    "group '4021:500:100': want <id>:<min>:<max> or :<min>:<max> (or <id>:<weight>:<min>:<max> under any policy), weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
 	CHECK(table_refused("/dev/sdb 1 0 0 cgroup range-bw 0 :100", bad,
-			    "group ':100': want <id>:<min>:<max> or :<min>:<max>, weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
+			    "group ':100': want <id>:<min>:<max> or :<min>:<max> (or <id>:<weight>:<min>:<max> under any policy), weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
 	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight-range 0 :100:0:0 4021:10:4294967296:0", bad,
 			    "group '4021:10:4294967296:0': want <id>:<weight>:<min>:<max> or :<weight>:<min>:<max>, weight 1..32767, 0 <= min <= max or max 0 (KB/s)"));
+}
+
+/*
+ * The extensions that let `dmsetup table` restore the state: the full
+ * group form under every policy, and key=value knobs after the groups.
+ */
+TEST(table_full_form_and_knobs)
+{
+	struct ioband_group_arg arg;
+	struct ioband_table t;
+	char text[64];
+
+	CHECK(parse_table("/dev/sdb d 0 0 cgroup weight 0 :100:0:0 4021:200 4090:300:100:2000 carryover=7", &t) == NULL);
+	CHECK(t.nr_group_args == 3 && t.nr_groups == 2 && t.nr_knobs == 1);
+	CHECK(t.params.carryover == 7);
+	CHECK(ioband_parse_table_group(&t, 0, &arg) == 0);
+	CHECK(arg.is_default && arg.spec == IOBAND_SPEC_WEIGHT_RANGE && arg.weight == 100);
+	CHECK(ioband_parse_table_group(&t, 1, &arg) == 0);
+	CHECK(arg.id == 4021 && arg.spec == IOBAND_SPEC_WEIGHT && arg.weight == 200);
+	CHECK(ioband_parse_table_group(&t, 2, &arg) == 0);
+	CHECK(arg.id == 4090 && arg.spec == IOBAND_SPEC_WEIGHT_RANGE);
+	CHECK(arg.weight == 300 && arg.min_kbps == 100 && arg.max_kbps == 2000);
+
+	/* range-bw keeps a weight in the full form; its own form has none. */
+	CHECK(parse_table("/dev/sdb d 0 0 cgroup range-bw 0 :0:0 4021:10:20:30 4090:0:3276", &t) == NULL);
+	CHECK(ioband_parse_table_group(&t, 1, &arg) == 0);
+	CHECK(arg.weight == 10 && arg.min_kbps == 20 && arg.max_kbps == 30);
+	CHECK(ioband_parse_table_group(&t, 2, &arg) == 0);
+	CHECK(arg.spec == IOBAND_SPEC_RANGE && arg.max_kbps == 3276);
+	CHECK(t.params.carryover == IOBAND_DEFAULT_CARRYOVER && t.nr_knobs == 0);
+
+	/* The form a table prints: the policy's, unless it would lose something. */
+	arg.weight = 100;
+	arg.min_kbps = 0;
+	arg.max_kbps = 0;
+	CHECK(ioband_table_spec(IOBAND_POLICY_WEIGHT, &arg) == IOBAND_SPEC_WEIGHT);
+	CHECK(ioband_table_spec(IOBAND_POLICY_RANGE_BW, &arg) == IOBAND_SPEC_RANGE);
+	CHECK(ioband_table_spec(IOBAND_POLICY_WEIGHT_RANGE, &arg) == IOBAND_SPEC_WEIGHT_RANGE);
+	arg.max_kbps = 10;
+	CHECK(ioband_table_spec(IOBAND_POLICY_WEIGHT_IOSIZE, &arg) == IOBAND_SPEC_WEIGHT_RANGE);
+	arg.max_kbps = 0;
+	arg.weight = 300;
+	CHECK(ioband_table_spec(IOBAND_POLICY_RANGE_BW, &arg) == IOBAND_SPEC_WEIGHT_RANGE);
+	CHECK(ioband_table_spec(IOBAND_POLICY_WEIGHT, &arg) == IOBAND_SPEC_WEIGHT);
+
+	/* Knobs print only when they differ from the default. */
+	t.params.carryover = IOBAND_DEFAULT_CARRYOVER;
+	CHECK(ioband_format_table_knobs(text, sizeof(text), &t.params) == 0 && !text[0]);
+	t.params.carryover = 0;
+	ioband_format_table_knobs(text, sizeof(text), &t.params);
+	CHECK(!strcmp(text, " carryover=0"));
+}
+
+TEST(table_knob_refusals)
+{
+	const char *knob = "knob: unknown or out of range; the kernel log says which";
+
+	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 0 carryover=1025", knob,
+			    "knob 'carryover=1025': want carryover=<n>, n 0..1024"));
+	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 0 carryover=", knob,
+			    "knob 'carryover=': want carryover=<n>, n 0..1024"));
+	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 0 carryover=1 carryover=2", knob,
+			    "knob 'carryover=2': carryover given twice"));
+	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 0 io_limit=4", knob,
+			    "knob 'io_limit=4': unknown, want carryover=<n>"));
+	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 0 carryover=1 4021:100",
+			    "group: after a key=value knob; the knobs come last",
+			    "group '4021:100': after the key=value knobs, which come last"));
+	CHECK(table_refused("/dev/sdb 1 0 0 none weight 0 :100:0:0 4021:1:2:3",
+			    "group: group_type none takes no <id>:... groups", ""));
 }
 
 int main(void)
@@ -449,5 +519,7 @@ int main(void)
 			 T(table_accepts_each_policy),
 			 T(table_raises_io_limit_to_io_throttle),
 			 T(table_refusals_name_the_argument),
-			 T(table_refuses_a_bad_group_with_the_grammar));
+			 T(table_refuses_a_bad_group_with_the_grammar),
+			 T(table_full_form_and_knobs),
+			 T(table_knob_refusals));
 }
