@@ -15,6 +15,12 @@
  * worker. Each target has its own groups, and all of them compete in the
  * domain by weight.
  *
+ * As dm wants, a table changes nothing until it is resumed: the
+ * constructor parses it and builds its groups aside, and the first resume
+ * makes its knobs the domain's and its groups the domain's (ioband_apply()).
+ * A suspend drains and stops that one target: its domain goes on
+ * scheduling the others (ioband_drain()).
+ *
  * map classifies a bio and asks the scheduler whether it may go down now;
  * if not, the bio waits in its group's queue, threaded through its per-bio
  * data, and map returns at once: a submitter never sleeps here. Completions
@@ -34,6 +40,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
+#include <linux/rhashtable.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -50,6 +57,21 @@
 #error "dm-ioband needs a kernel with CONFIG_BLK_CGROUP"
 #endif
 
+/*
+ * Walks of all of a target's groups (status, stats, reset, suspend, the
+ * first resume, dtr) take the domain's lock for this many groups at a
+ * time and drop it in between, so that interrupts are never off for
+ * longer than one chunk takes, however many groups a target has.
+ */
+#define IOBAND_WALK_CHUNK	32
+
+/*
+ * While a group waits for its max, the worker runs at least this often,
+ * to find a device whose IO dm blocks without telling its targets
+ * (__ioband_find_blocked()).
+ */
+#define IOBAND_BLOCKED_POLL_NS	(100ULL * NSEC_PER_MSEC)
+
 /* The targets that share one ioband_device_id. */
 struct ioband_domain {
 	struct list_head list;		/* in ioband_domains */
@@ -57,12 +79,14 @@ struct ioband_domain {
 	unsigned int nr_targets;	/* under ioband_domains_lock */
 
 	/*
-	 * Protects sched, nr_suspended and every target's groups and their
-	 * counters. Taken from end_io, so with interrupts off.
+	 * Protects sched, targets, and every target's groups, their counters
+	 * and its suspended and blocked flags. Taken from end_io, so with
+	 * interrupts off: held for one bio, one message or one chunk of a
+	 * walk of groups (IOBAND_WALK_CHUNK), never for all of a target's.
 	 */
 	spinlock_t lock;
 	struct ioband_sched sched;
-	unsigned int nr_suspended;	/* targets draining for a suspend */
+	struct list_head targets;	/* resumed once, not destroyed yet */
 
 	struct workqueue_struct *wq;
 	struct work_struct dispatch_work;
@@ -74,15 +98,53 @@ static LIST_HEAD(ioband_domains);
 static DEFINE_MUTEX(ioband_domains_lock);	/* protects ioband_domains */
 
 struct ioband_c {
+	struct dm_target *ti;
 	struct dm_dev *dev;
 	struct ioband_domain *domain;
-	unsigned int type_index;	/* ioband_parse_group_type()'s */
-	bool suspended;			/* counted in domain->nr_suspended */
+	/* The table's knobs, the domain's from the table's first resume. */
+	struct ioband_sched_params params;
+	bool applied;			/* resumed once: in domain->targets */
+
+	/*
+	 * Serialises what changes the group set (attach, detach, type, the
+	 * first resume, dtr) with the walks of it that drop domain->lock
+	 * between chunks (status, stats, reset, suspend), so that the
+	 * attach-order list stays put under them. Taken before domain->lock,
+	 * and never held while waiting for the domain's worker.
+	 */
+	struct mutex groups_lock;
+	/*
+	 * The attached groups by id, for map's lookups, which run under
+	 * domain->lock (and RCU). Changed under groups_lock with interrupts
+	 * on (rhashtable's bucket locks only disable bottom halves on 6.1);
+	 * it doubles and halves by itself, in a worker, as groups come and
+	 * go, so a lookup costs the same however the groups were attached.
+	 */
+	struct rhashtable group_index;
+	bool group_index_ready;
 
 	/* Under domain->lock. */
+	unsigned int type_index;	/* ioband_parse_group_type()'s */
+	bool suspended;			/* presuspend to resume: holds nothing */
+	bool blocked;			/* __ioband_find_blocked(): holds nothing */
+	struct list_head domain_node;	/* in domain->targets */
 	struct ioband_group_set groups;
-	struct ioband_group **buckets;
 	u64 stats_start_ns;		/* counters started or were reset */
+
+	struct work_struct drain_work;	/* for __ioband_find_blocked() */
+};
+
+/* An attached group, as the target's group_index holds it. */
+struct ioband_group_entry {
+	struct ioband_group group;
+	struct rhash_head node;
+};
+
+static const struct rhashtable_params ioband_group_index_params = {
+	.key_len = sizeof(u64),
+	.key_offset = offsetof(struct ioband_group_entry, group.id),
+	.head_offset = offsetof(struct ioband_group_entry, node),
+	.automatic_shrinking = true,
 };
 
 /*
@@ -154,12 +216,30 @@ static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
 		return NULL;
 	return orig;
 }
+
+/* dm blocks new IO of @ti's device for a suspend. */
+static bool ioband_md_blocks_io(struct dm_target *ti)
+{
+	struct mapped_device *md = dm_table_get_md(ti->table);
+
+	return test_bit(IOBAND_DMF_BLOCK_IO_FOR_SUSPEND,
+			&ioband_dm_field(unsigned long, md, IOBAND_MD_FLAGS));
+}
 #else
 #define IOBAND_WRITEBACK_ATTRIBUTION	"task"
 
 static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
 {
 	return NULL;
+}
+
+/*
+ * Without dm's layout we cannot see it: a fast internal suspend waits for
+ * our held bios at their groups' pace (__ioband_find_blocked()).
+ */
+static bool ioband_md_blocks_io(struct dm_target *ti)
+{
+	return false;
 }
 #endif
 
@@ -182,6 +262,21 @@ static struct cgroup_subsys_state *ioband_bio_css(struct dm_target *ti,
 }
 
 /*
+ * The attached group @id of @ic, or NULL. Under domain->lock, which is
+ * what makes it safe against a detach freeing the group: see
+ * ioband_message_detach().
+ */
+static struct ioband_group *__ioband_find_group(struct ioband_c *ic, u64 id)
+{
+	struct ioband_group_entry *entry;
+
+	lockdep_assert_held(&ic->domain->lock);
+	entry = rhashtable_lookup_fast(&ic->group_index, &id,
+				       ioband_group_index_params);
+	return entry ? &entry->group : NULL;
+}
+
+/*
  * The nearest attached group of @cgrp or of one of its ancestors, so that
  * child cgroups share their attached parent's weight.
  */
@@ -192,8 +287,8 @@ static struct ioband_group *__ioband_cgroup_group(struct ioband_c *ic,
 	int level;
 
 	for (level = cgrp->level; level >= 0; level--) {
-		group = ioband_group_find(&ic->groups,
-					  cgroup_id(cgroup_ancestor(cgrp, level)));
+		group = __ioband_find_group(ic,
+					    cgroup_id(cgroup_ancestor(cgrp, level)));
 		if (group)
 			return group;
 	}
@@ -238,7 +333,7 @@ static struct ioband_group *__ioband_classify(struct dm_target *ti,
 	default:
 		return &ic->groups.default_group;
 	}
-	group = ioband_group_find(&ic->groups, id);
+	group = __ioband_find_group(ic, id);
 	return group ? group : &ic->groups.default_group;
 }
 
@@ -294,6 +389,12 @@ static struct ioband_group *ioband_entity_group(struct ioband_sched_entity *e)
 	return container_of(e, struct ioband_group, entity);
 }
 
+static void ioband_free_group(struct ioband_group *group)
+{
+	if (group)
+		kfree(container_of(group, struct ioband_group_entry, group));
+}
+
 /* @ib goes down for @group now. */
 static void __ioband_start(struct ioband_bio *ib, struct ioband_group *group,
 			   u64 now_ns)
@@ -319,9 +420,38 @@ static void __ioband_arm_limit_timer(struct ioband_domain *domain)
 
 	lockdep_assert_held(&domain->lock);
 	next_event_ns = ioband_sched_next_event_ns(&domain->sched);
+	if (next_event_ns > domain->sched.now + IOBAND_BLOCKED_POLL_NS)
+		next_event_ns = domain->sched.now + IOBAND_BLOCKED_POLL_NS;
 	if (next_event_ns)
 		hrtimer_start(&domain->limit_timer, ns_to_ktime(next_event_ns),
 			      HRTIMER_MODE_ABS);
+}
+
+/*
+ * dm's fast internal suspend, which dm-stats uses for @stats_create and
+ * @stats_delete, calls no hook of its targets: it blocks the device's new
+ * IO and waits for every bio in it, the ones we hold included, which would
+ * then go down only at their groups' pace (for a capped group's backlog,
+ * minutes). So whenever the worker runs while bios are held, it looks for
+ * a target whose device blocks IO although the target was not suspended,
+ * and drains it (ioband_drain_work()); map sends that target's bios down
+ * at once until it sees the device unblocked. The worker runs at least
+ * every IOBAND_BLOCKED_POLL_NS while a group waits for its max, and after
+ * completions otherwise.
+ */
+static void __ioband_find_blocked(struct ioband_domain *domain)
+{
+	struct ioband_c *ic;
+
+	lockdep_assert_held(&domain->lock);
+	if (!domain->sched.nr_queued)
+		return;
+	list_for_each_entry(ic, &domain->targets, domain_node) {
+		if (ic->suspended || ic->blocked || !ioband_md_blocks_io(ic->ti))
+			continue;
+		ic->blocked = true;
+		queue_work(domain->wq, &ic->drain_work);
+	}
 }
 
 /* Sends down the bios the scheduler picks, while it picks any. */
@@ -357,6 +487,7 @@ static void ioband_dispatch_work(struct work_struct *work)
 	blk_finish_plug(&plug);
 
 	spin_lock_irqsave(&domain->lock, flags);
+	__ioband_find_blocked(domain);
 	__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
 }
@@ -417,6 +548,7 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	strscpy(domain->id, id, sizeof(domain->id));
 	domain->nr_targets = 1;
 	spin_lock_init(&domain->lock);
+	INIT_LIST_HEAD(&domain->targets);
 	ioband_sched_init(&domain->sched, params);
 	INIT_WORK(&domain->dispatch_work, ioband_dispatch_work);
 	ioband_hrtimer_setup(&domain->limit_timer, ioband_limit_timer_fn,
@@ -447,55 +579,73 @@ static void ioband_put_domain(struct ioband_domain *domain)
 
 /* ---- Groups ---- */
 
-/* Attaches a new group @id of @weight to @ic. */
-static int ioband_attach(struct ioband_c *ic, u64 id, u32 weight)
+/*
+ * The core keeps the latest now_ns it was given as its clock, and calls
+ * that take none (attach, detach, set_range, a policy switch) start tags
+ * from it: bring it up to date first, or after an idle spell a group's
+ * reservation and limit would start in the past, and it would burst.
+ */
+static void __ioband_sync_clock(struct ioband_domain *domain)
 {
-	struct ioband_domain *domain = ic->domain;
-	struct ioband_group *group;
-	unsigned long flags;
-	bool attached;
-
-	group = kzalloc(sizeof(*group), GFP_KERNEL);
-	if (!group)
-		return -ENOMEM;
-	group->id = id;
-
-	spin_lock_irqsave(&domain->lock, flags);
-	attached = ioband_group_attach(&ic->groups, group);
-	if (attached)
-		ioband_sched_entity_init(&domain->sched, &group->entity, weight);
-	spin_unlock_irqrestore(&domain->lock, flags);
-
-	if (!attached) {
-		kfree(group);
-		return -EEXIST;
-	}
-	return 0;
+	lockdep_assert_held(&domain->lock);
+	domain->sched.now = ktime_get_ns();
 }
 
 /*
- * Takes @group out of @ic; its held bios move to the default group. The
- * group is freed now, or by the completion of its last bio in flight.
+ * Until its table is resumed, a group's entity is not attached to the
+ * domain: it only carries the weight and range the table gave it.
+ */
+static void ioband_preset_entity(struct ioband_sched_entity *entity,
+				 const struct ioband_group_arg *arg)
+{
+	entity->weight = ioband_spec_has_weight(arg->spec) ? arg->weight :
+							     IOBAND_DEFAULT_WEIGHT;
+	entity->min_kbps = arg->min_kbps;
+	entity->max_kbps = arg->max_kbps;
+}
+
+/* A preset entity joins the domain, with its weight and range. */
+static void __ioband_attach_entity(struct ioband_domain *domain,
+				   struct ioband_sched_entity *entity)
+{
+	u32 min_kbps = entity->min_kbps, max_kbps = entity->max_kbps;
+
+	lockdep_assert_held(&domain->lock);
+	ioband_sched_entity_init(&domain->sched, entity, entity->weight);
+	/* The table's ranges were checked: min <= max, or max 0. */
+	WARN_ON_ONCE(!ioband_sched_set_range(&domain->sched, entity, min_kbps,
+					     max_kbps));
+}
+
+/*
+ * Takes @group, no longer in the group index, out of @ic; its held bios
+ * move to the default group. The group is freed now, or by the completion
+ * of its last bio in flight. (For a table never resumed the entities are
+ * not attached, and the core leaves them alone.)
  */
 static void __ioband_detach(struct ioband_c *ic, struct ioband_group *group)
 {
 	lockdep_assert_held(&ic->domain->lock);
-	ioband_group_detach(&ic->groups, group);
+	__ioband_sync_clock(ic->domain);
+	ioband_group_set_remove(&ic->groups, group);
 	ioband_sched_detach(&ic->domain->sched, &group->entity,
 			    &ic->groups.default_group.entity);
 	group->detached = true;
 	if (!group->in_flight)
-		kfree(group);
+		ioband_free_group(group);
 }
 
 /*
  * Gives @entity the weight and range that @arg, a parsed group argument,
  * says. Returns false when the scheduler refuses one.
  */
-static bool __ioband_apply_group_arg(struct ioband_sched *sched,
+static bool __ioband_apply_group_arg(struct ioband_domain *domain,
 				     struct ioband_sched_entity *entity,
 				     const struct ioband_group_arg *arg)
 {
+	struct ioband_sched *sched = &domain->sched;
+
+	__ioband_sync_clock(domain);
 	if (ioband_spec_has_range(arg->spec) &&
 	    !ioband_sched_set_range(sched, entity, arg->min_kbps,
 				    arg->max_kbps))
@@ -505,91 +655,325 @@ static bool __ioband_apply_group_arg(struct ioband_sched *sched,
 }
 
 /*
- * Attaches the table's groups, parsed and checked by the core: what is
- * left to find is an id given twice.
+ * A walk of all of a target's groups, the default group first if
+ * @with_default: @visit is called on each, IOBAND_WALK_CHUNK at a time
+ * under domain->lock, then @after_chunk, if set, with the lock dropped.
+ * The walker holds groups_lock, so the attach-order list stays put
+ * between chunks; @visit may take the group it is given out of it, and
+ * stops the walk by setting @done.
  */
-static int ioband_attach_groups(struct dm_target *ti,
-				const struct ioband_table *table)
+struct ioband_walk {
+	void (*visit)(struct ioband_walk *walk, struct ioband_group *group,
+		      bool is_default);
+	void (*after_chunk)(struct ioband_walk *walk);
+	struct ioband_c *ic;
+	bool with_default;
+	bool done;
+};
+
+/*
+ * One chunk of a walk from @group on, the default group if @is_default:
+ * the one section of a walk with interrupts off. Returns the group to go
+ * on from, or NULL. Out of line, so that ftrace can time it (the test
+ * ioband-lifecycle-scale prints the longest).
+ */
+static noinline struct ioband_group *
+ioband_walk_chunk(struct ioband_walk *walk, struct ioband_group *group,
+		  bool is_default)
+{
+	struct ioband_c *ic = walk->ic;
+	struct ioband_group *next;
+	unsigned long flags;
+	unsigned int n;
+
+	spin_lock_irqsave(&ic->domain->lock, flags);
+	for (n = 0; group && !walk->done && n < IOBAND_WALK_CHUNK; n++) {
+		next = is_default ? ic->groups.first : group->next;
+		walk->visit(walk, group, is_default);
+		group = next;
+		is_default = false;
+	}
+	spin_unlock_irqrestore(&ic->domain->lock, flags);
+	return group;
+}
+
+static void ioband_walk_groups(struct ioband_c *ic, struct ioband_walk *walk)
+{
+	struct ioband_group *group;
+
+	lockdep_assert_held(&ic->groups_lock);
+	walk->ic = ic;
+	group = walk->with_default ? &ic->groups.default_group :
+				     ic->groups.first;
+	if (!group)
+		return;
+	group = ioband_walk_chunk(walk, group, walk->with_default);
+	for (;;) {
+		if (walk->after_chunk)
+			walk->after_chunk(walk);
+		if (!group || walk->done)
+			return;
+		group = ioband_walk_chunk(walk, group, false);
+	}
+}
+
+/* ---- Suspend and resume ---- */
+
+/*
+ * A drain: the bios a chunk of groups held, sent down (outside the lock)
+ * after each chunk.
+ */
+struct ioband_drain_walk {
+	struct ioband_walk walk;
+	struct ioband_sched_item *items;
+	struct ioband_sched_item **tail;
+};
+
+static void ioband_drain_group(struct ioband_walk *walk,
+			       struct ioband_group *group, bool is_default)
+{
+	struct ioband_drain_walk *dw = container_of(walk, struct ioband_drain_walk,
+						    walk);
+	struct ioband_sched_item *items, *item;
+	struct ioband_bio *ib;
+	u64 now_ns;
+
+	if (!group->entity.nr_queued && !group->entity.waiting)
+		return;
+	now_ns = ktime_get_ns();
+	items = ioband_sched_drain(&walk->ic->domain->sched, &group->entity,
+				   now_ns);
+	for (item = items; item; item = item->next) {
+		ib = container_of(item, struct ioband_bio, item);
+		ioband_group_account_wait(group, now_ns - ib->time_ns);
+		__ioband_start(ib, group, now_ns);
+		*dw->tail = item;
+		dw->tail = &item->next;
+	}
+}
+
+static void ioband_drain_submit(struct ioband_walk *walk)
+{
+	struct ioband_drain_walk *dw = container_of(walk, struct ioband_drain_walk,
+						    walk);
+	struct ioband_sched_item *item = dw->items, *next;
+	struct ioband_bio *ib;
+
+	while (item) {
+		/* Once sent down, the bio and its item may be gone. */
+		next = item->next;
+		ib = container_of(item, struct ioband_bio, item);
+		dm_submit_bio_remap(dm_bio_from_per_bio_data(ib, sizeof(*ib)),
+				    NULL);
+		item = next;
+	}
+	dw->items = NULL;
+	dw->tail = &dw->items;
+}
+
+/*
+ * Sends every bio @ic holds down at once, whatever its group's share or
+ * max, for a suspend of this one target: its domain goes on scheduling
+ * the others. The caller has set ic->suspended or ic->blocked, so map
+ * holds none of its bios any more.
+ */
+static void ioband_drain(struct ioband_c *ic)
+{
+	struct ioband_drain_walk dw = {
+		.walk = {
+			.visit = ioband_drain_group,
+			.after_chunk = ioband_drain_submit,
+			.with_default = true,
+		},
+	};
+	struct blk_plug plug;
+
+	dw.tail = &dw.items;
+	mutex_lock(&ic->groups_lock);
+	blk_start_plug(&plug);
+	ioband_walk_groups(ic, &dw.walk);
+	blk_finish_plug(&plug);
+	mutex_unlock(&ic->groups_lock);
+}
+
+static void ioband_drain_work(struct work_struct *work)
+{
+	ioband_drain(container_of(work, struct ioband_c, drain_work));
+}
+
+static void ioband_set_suspended(struct ioband_c *ic, bool suspended)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ic->domain->lock, flags);
+	ic->suspended = suspended;
+	if (!suspended)
+		ic->blocked = false;
+	spin_unlock_irqrestore(&ic->domain->lock, flags);
+}
+
+static void ioband_apply_group(struct ioband_walk *walk,
+			       struct ioband_group *group, bool is_default)
+{
+	__ioband_sync_clock(walk->ic->domain);
+	__ioband_attach_entity(walk->ic->domain, &group->entity);
+}
+
+/*
+ * The table's first resume: its knobs become the domain's, and its groups
+ * join the domain. Until then the table changed nothing, so that one that
+ * is never resumed, or is rejected with another target of its table,
+ * leaves the domain and its groups as they were.
+ */
+static void ioband_apply(struct ioband_c *ic)
+{
+	struct ioband_walk walk = {
+		.visit = ioband_apply_group,
+		.with_default = true,
+	};
+	struct ioband_domain *domain = ic->domain;
+	unsigned long flags;
+
+	mutex_lock(&ic->groups_lock);
+	spin_lock_irqsave(&domain->lock, flags);
+	__ioband_sync_clock(domain);
+	/* ioband_parse_table() gives valid knobs. */
+	WARN_ON_ONCE(!ioband_sched_set_params(&domain->sched, &ic->params));
+	spin_unlock_irqrestore(&domain->lock, flags);
+	ioband_walk_groups(ic, &walk);
+	spin_lock_irqsave(&domain->lock, flags);
+	list_add_tail(&ic->domain_node, &domain->targets);
+	WRITE_ONCE(ic->applied, true);
+	spin_unlock_irqrestore(&domain->lock, flags);
+	mutex_unlock(&ic->groups_lock);
+	ioband_kick(domain);	/* a higher io_limit frees slots */
+}
+
+/*
+ * dm waits for every bio we hold before a suspend completes: presuspend
+ * drains this target, and until it resumes map sends its bios (those of
+ * the file system's freeze) down at once, as urgent items. The domain's
+ * other targets are scheduled as before.
+ */
+static void ioband_presuspend(struct dm_target *ti)
 {
 	struct ioband_c *ic = ti->private;
-	struct ioband_sched *sched = &ic->domain->sched;
-	struct ioband_group_arg arg;
-	struct ioband_group *group;
-	unsigned int hash_bits, i;
-	unsigned long flags;
-	const char *text;
-	bool valid;
-	int ret;
 
-	hash_bits = ioband_hash_bits_for(table->nr_groups);
-	ic->buckets = kvcalloc(1U << hash_bits, sizeof(*ic->buckets), GFP_KERNEL);
-	if (!ic->buckets) {
-		ti->error = "Cannot allocate the group table";
-		return -ENOMEM;
-	}
-	ioband_group_set_init(&ic->groups, ic->buckets, hash_bits);
-	spin_lock_irqsave(&ic->domain->lock, flags);
-	ioband_sched_entity_init(sched, &ic->groups.default_group.entity,
-				 IOBAND_DEFAULT_WEIGHT);
-	spin_unlock_irqrestore(&ic->domain->lock, flags);
+	ioband_set_suspended(ic, true);
+	ioband_drain(ic);
+}
 
-	for (i = 0; i < table->nr_group_args; i++) {
-		text = table->group_args[i];
-		if (ioband_parse_group_arg(text, table->spec, 0, &arg)) {
-			ti->error = "group: malformed or out of range";
-			return -EINVAL;
-		}
-		if (!arg.is_default) {
-			ret = ioband_attach(ic, arg.id, IOBAND_DEFAULT_WEIGHT);
-			if (ret == -EEXIST) {
-				DMERR("group '%s': id %llu is given twice",
-				      text, arg.id);
-				ti->error = "group: the same <id> is given twice";
-				return -EINVAL;
-			}
-			if (ret) {
-				ti->error = "Cannot allocate a group";
-				return ret;
-			}
-		}
+static void ioband_presuspend_undo(struct dm_target *ti)
+{
+	ioband_set_suspended(ti->private, false);
+}
 
-		spin_lock_irqsave(&ic->domain->lock, flags);
-		group = arg.is_default ? &ic->groups.default_group :
-					 ioband_group_find(&ic->groups, arg.id);
-		valid = __ioband_apply_group_arg(sched, &group->entity, &arg);
-		spin_unlock_irqrestore(&ic->domain->lock, flags);
-		if (!valid) {
-			ti->error = "group: out of range";
-			return -EINVAL;
-		}
-	}
-	return 0;
+static void ioband_resume(struct dm_target *ti)
+{
+	struct ioband_c *ic = ti->private;
+
+	if (!ic->applied)
+		ioband_apply(ic);
+	ioband_set_suspended(ic, false);
+}
+
+/* ---- Constructor and destructor ---- */
+
+static void ioband_dtr_group(struct ioband_walk *walk,
+			     struct ioband_group *group, bool is_default)
+{
+	/* Its completion would find the target gone. */
+	WARN_ON_ONCE(group->in_flight);
+	__ioband_detach(walk->ic, group);
 }
 
 /* dtr runs after the last suspend: no bio of ours is held or in flight. */
 static void ioband_dtr(struct dm_target *ti)
 {
+	struct ioband_walk walk = { .visit = ioband_dtr_group };
 	struct ioband_c *ic = ti->private;
-	struct ioband_group *group;
+	struct ioband_domain *domain = ic->domain;
 	unsigned long flags;
 
-	if (ic->domain) {
-		spin_lock_irqsave(&ic->domain->lock, flags);
-		while ((group = ic->groups.first))
-			__ioband_detach(ic, group);
-		ioband_sched_detach(&ic->domain->sched,
-				    &ic->groups.default_group.entity, NULL);
-		if (ic->suspended)
-			ic->domain->nr_suspended--;
-		ioband_sched_set_passthrough(&ic->domain->sched,
-					     ic->domain->nr_suspended);
-		spin_unlock_irqrestore(&ic->domain->lock, flags);
-		ioband_put_domain(ic->domain);
+	if (domain) {
+		spin_lock_irqsave(&domain->lock, flags);
+		if (ic->applied)
+			list_del(&ic->domain_node);
+		spin_unlock_irqrestore(&domain->lock, flags);
 	}
-	kvfree(ic->buckets);
+	/* Out of domain->targets: the worker queues it no more. */
+	cancel_work_sync(&ic->drain_work);
+	/* First, as its resize worker may be walking the groups. */
+	if (ic->group_index_ready)
+		rhashtable_destroy(&ic->group_index);
+	if (domain) {
+		mutex_lock(&ic->groups_lock);
+		ioband_walk_groups(ic, &walk);
+		spin_lock_irqsave(&domain->lock, flags);
+		/* Its heir is gone: the default group must hold nothing. */
+		WARN_ON_ONCE(ic->groups.default_group.entity.nr_queued);
+		ioband_sched_detach(&domain->sched,
+				    &ic->groups.default_group.entity, NULL);
+		spin_unlock_irqrestore(&domain->lock, flags);
+		mutex_unlock(&ic->groups_lock);
+		ioband_put_domain(domain);
+	}
+	mutex_destroy(&ic->groups_lock);
 	if (ic->dev)
 		dm_put_device(ti, ic->dev);
 	kfree(ic);
+}
+
+/*
+ * Builds the table's groups, not attached to the domain yet (the first
+ * resume attaches them); what is left to find is an id given twice.
+ */
+static int ioband_add_table_groups(struct dm_target *ti,
+				   const struct ioband_table *table)
+{
+	struct ioband_c *ic = ti->private;
+	struct ioband_group_entry *entry;
+	struct ioband_group_arg arg;
+	unsigned long flags;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < table->nr_group_args; i++) {
+		if (ioband_parse_table_group(table, i, &arg)) {
+			ti->error = "group: malformed or out of range";
+			return -EINVAL;
+		}
+		if (arg.is_default) {
+			ioband_preset_entity(&ic->groups.default_group.entity,
+					     &arg);
+			continue;
+		}
+		entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+		if (!entry) {
+			ti->error = "Cannot allocate a group";
+			return -ENOMEM;
+		}
+		entry->group.id = arg.id;
+		ioband_preset_entity(&entry->group.entity, &arg);
+		ret = rhashtable_lookup_insert_fast(&ic->group_index,
+						    &entry->node,
+						    ioband_group_index_params);
+		if (ret) {
+			kfree(entry);
+			if (ret != -EEXIST) {
+				ti->error = "Cannot allocate a group";
+				return ret;
+			}
+			DMERR("group '%s': id %llu is given twice",
+			      table->group_args[i], arg.id);
+			ti->error = "group: the same <id> is given twice";
+			return -EINVAL;
+		}
+		spin_lock_irqsave(&ic->domain->lock, flags);
+		ioband_group_set_add(&ic->groups, &entry->group);
+		spin_unlock_irqrestore(&ic->domain->lock, flags);
+	}
+	return 0;
 }
 
 /*
@@ -597,22 +981,26 @@ static void ioband_dtr(struct dm_target *ti)
  *
  *   <device> <ioband_device_id> <io_throttle> <io_limit> <group_type>
  *   <policy> <token_base> [:<default group>] [<id>:<group>]...
+ *   [carryover=<n>]
  *
  * group_type: none | cgroup | uid | user | gid | pid | pgrp; for cgroup
  * the ids are cgroup v2 ids (the inode numbers of the cgroup directories).
  * policy: weight | weight-iosize (groups <id>:<weight>) | range-bw
- * (<id>:<min>:<max>, KB/s) | weight-range (<id>:<weight>:<min>:<max>).
- * io_throttle, io_limit and token_base: 0
- * means the default; an io_limit below io_throttle is raised to it, as
- * dm-ioband did. The default weight is 100. The domain's knobs (policy,
- * token_base, io_throttle, io_limit) are the latest loaded table's.
- * The core (ioband_parse_table()) parses and checks the arguments.
+ * (<id>:<min>:<max>, KB/s) | weight-range (<id>:<weight>:<min>:<max>);
+ * every policy also takes the last form, so that a table keeps a weight
+ * policy's ranges and range-bw's weights. io_throttle, io_limit and
+ * token_base: 0 means the default; an io_limit below io_throttle is raised
+ * to it, as dm-ioband did. The default weight is 100, carryover 2. The
+ * domain's knobs (policy, token_base, io_throttle, io_limit, carryover)
+ * are those of the latest table resumed in it. The core
+ * (ioband_parse_table()) parses and checks the arguments; nothing changes
+ * in the domain before the first resume (ioband_apply()).
  */
 static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
+	struct rhashtable_params index_params = ioband_group_index_params;
 	char detail[IOBAND_ERROR_MAX];
 	struct ioband_table table;
-	unsigned long flags;
 	struct ioband_c *ic;
 	const char *error;
 	int ret;
@@ -631,8 +1019,24 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	ti->private = ic;
+	ic->ti = ti;
+	mutex_init(&ic->groups_lock);
+	INIT_WORK(&ic->drain_work, ioband_drain_work);
+	INIT_LIST_HEAD(&ic->domain_node);
+	ioband_group_set_init(&ic->groups);
+	ic->groups.default_group.entity.weight = IOBAND_DEFAULT_WEIGHT;
 	ic->stats_start_ns = ktime_get_ns();
 	ic->type_index = table.type_index;
+	ic->params = table.params;
+
+	/* Sized for the table's groups; it grows with later attaches. */
+	index_params.nelem_hint = table.nr_groups;
+	ret = rhashtable_init(&ic->group_index, &index_params);
+	if (ret) {
+		ti->error = "Cannot allocate the group table";
+		goto bad;
+	}
+	ic->group_index_ready = true;
 
 	ic->domain = ioband_get_domain(table.domain_id, &table.params);
 	if (!ic->domain) {
@@ -641,7 +1045,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
-	ret = ioband_attach_groups(ti, &table);
+	ret = ioband_add_table_groups(ti, &table);
 	if (ret)
 		goto bad;
 
@@ -651,13 +1055,6 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "device: cannot open the device";
 		goto bad;
 	}
-
-	/* Nothing fails from here: the table's knobs become the domain's. */
-	spin_lock_irqsave(&ic->domain->lock, flags);
-	table.params.carryover = ic->domain->sched.params.carryover;
-	ioband_sched_set_params(&ic->domain->sched, &table.params);
-	spin_unlock_irqrestore(&ic->domain->lock, flags);
-	ioband_kick(ic->domain);
 
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
@@ -701,6 +1098,11 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		item_flags |= IOBAND_ITEM_URGENT;
 	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir, item_flags);
 	spin_lock_irqsave(&domain->lock, flags);
+	/* A target being suspended holds nothing (ioband_drain()). */
+	if (unlikely(ic->blocked) && !ioband_md_blocks_io(ti))
+		ic->blocked = false;
+	if (unlikely(ic->suspended || ic->blocked))
+		ib->item.flags |= IOBAND_ITEM_URGENT;
 	group = __ioband_classify(ti, bio);
 	ioband_group_account(group, dir, bio_sectors(bio));
 	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item,
@@ -739,6 +1141,8 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	now_ns = ktime_get_ns();
 	spin_lock_irqsave(&domain->lock, flags);
 	group->stats.service_ns += now_ns - ib->time_ns;
+	/* Every bio that went down for a group comes back once. */
+	WARN_ON_ONCE(!group->in_flight || !domain->sched.in_flight);
 	if (!--group->in_flight && group->detached)
 		gone = group;
 	kick = ioband_sched_complete(&domain->sched, &group->entity, &ib->item,
@@ -746,59 +1150,43 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	if (!kick)
 		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
-	kfree(gone);
+	ioband_free_group(gone);
 	if (kick)
 		ioband_kick(domain);
 	return DM_ENDIO_DONE;
 }
 
-/*
- * dm waits for every bio we hold before it suspends. While any target of
- * a domain is suspending or suspended, the domain sends every held bio
- * down and every new one at once.
- */
-static void ioband_set_suspended(struct ioband_c *ic, bool suspended)
-{
-	struct ioband_domain *domain = ic->domain;
-	unsigned long flags;
+/* ---- Status and messages ---- */
 
-	spin_lock_irqsave(&domain->lock, flags);
-	if (ic->suspended != suspended) {
-		ic->suspended = suspended;
-		if (suspended)
-			domain->nr_suspended++;
-		else
-			domain->nr_suspended--;
-		ioband_sched_set_passthrough(&domain->sched,
-					     domain->nr_suspended);
-	}
-	spin_unlock_irqrestore(&domain->lock, flags);
+/* A walk that writes each group's record into a status or message reply. */
+struct ioband_emit_walk {
+	struct ioband_walk walk;
+	char *result;
+	unsigned int maxlen;
+	size_t sz;
+	enum ioband_policy policy;	/* the table's group forms */
+};
+
+static struct ioband_emit_walk *ioband_emit_walk_of(struct ioband_walk *walk)
+{
+	struct ioband_emit_walk *ew = container_of(walk, struct ioband_emit_walk,
+						   walk);
+
+	/* The reply is full: dm asks again with more room. */
+	if (ew->sz + 1 >= ew->maxlen)
+		walk->done = true;
+	return ew;
 }
 
-static void ioband_presuspend(struct dm_target *ti)
+static void ioband_emit_status_group(struct ioband_walk *walk,
+				     struct ioband_group *group,
+				     bool is_default)
 {
-	struct ioband_c *ic = ti->private;
-
-	ioband_set_suspended(ic, true);
-	ioband_kick(ic->domain);
-	flush_workqueue(ic->domain->wq);
-}
-
-static void ioband_presuspend_undo(struct dm_target *ti)
-{
-	ioband_set_suspended(ti->private, false);
-}
-
-static void ioband_resume(struct dm_target *ti)
-{
-	ioband_set_suspended(ti->private, false);
-}
-
-static void ioband_emit_group(const struct ioband_group *group, bool is_default,
-			      char *result, unsigned int maxlen, size_t *psz)
-{
+	struct ioband_emit_walk *ew = ioband_emit_walk_of(walk);
 	const struct ioband_group_stats *st = &group->stats;
-	size_t sz = *psz;
+	unsigned int maxlen = ew->maxlen;
+	char *result = ew->result;
+	size_t sz = ew->sz;
 
 	if (is_default)
 		DMEMIT(" -1");
@@ -808,29 +1196,32 @@ static void ioband_emit_group(const struct ioband_group *group, bool is_default,
 	       st->ios[IOBAND_READ], st->delayed[IOBAND_READ],
 	       st->sectors[IOBAND_READ], st->ios[IOBAND_WRITE],
 	       st->delayed[IOBAND_WRITE], st->sectors[IOBAND_WRITE]);
-	*psz = sz;
+	ew->sz = sz;
 }
 
-/* A group argument of the table, as the policy's @spec spells it. */
-static void ioband_emit_spec(const struct ioband_group *group, bool is_default,
-			     enum ioband_spec spec, char *result,
-			     unsigned int maxlen, size_t *psz)
+/* A group argument of the table, in the form its policy spells it. */
+static void ioband_emit_table_group(struct ioband_walk *walk,
+				    struct ioband_group *group,
+				    bool is_default)
 {
+	struct ioband_emit_walk *ew = ioband_emit_walk_of(walk);
 	const struct ioband_sched_entity *e = &group->entity;
-	const struct ioband_group_arg arg = {
+	struct ioband_group_arg arg = {
 		.id = is_default ? 0 : group->id,
 		.is_default = is_default,
-		.spec = spec,
 		.weight = e->weight,
 		.min_kbps = e->min_kbps,
 		.max_kbps = e->max_kbps,
 	};
 	char text[IOBAND_GROUP_ARG_MAX];
-	size_t sz = *psz;
+	unsigned int maxlen = ew->maxlen;
+	char *result = ew->result;
+	size_t sz = ew->sz;
 
+	arg.spec = ioband_table_spec(ew->policy, &arg);
 	ioband_format_group_arg(text, sizeof(text), &arg);
-	DMEMIT("%s", text);
-	*psz = sz;
+	DMEMIT(" %s", text);
+	ew->sz = sz;
 }
 
 static void ioband_status(struct dm_target *ti, status_type_t type,
@@ -839,55 +1230,67 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 {
 	struct ioband_c *ic = ti->private;
 	struct ioband_domain *domain = ic->domain;
-	const struct ioband_sched_params *params = &domain->sched.params;
-	const struct ioband_group *group;
+	struct ioband_emit_walk ew = {
+		.walk.with_default = true,
+		.result = result,
+		.maxlen = maxlen,
+	};
+	char knobs[IOBAND_GROUP_ARG_MAX];
+	struct ioband_sched_params params;
+	unsigned int type_index, nr_groups;
 	unsigned long flags;
 	size_t sz = 0;
 
+	mutex_lock(&ic->groups_lock);
 	spin_lock_irqsave(&domain->lock, flags);
+	/* A table not resumed yet reports its own knobs, not the domain's. */
+	params = ic->applied ? domain->sched.params : ic->params;
+	type_index = ic->type_index;
+	nr_groups = ic->groups.nr_groups;
+	spin_unlock_irqrestore(&domain->lock, flags);
+
 	switch (type) {
 	case STATUSTYPE_INFO:
 		DMEMIT("%s", domain->id);
-		ioband_emit_group(&ic->groups.default_group, true, result,
-				  maxlen, &sz);
-		for (group = ic->groups.first; group; group = group->next)
-			ioband_emit_group(group, false, result, maxlen, &sz);
+		ew.walk.visit = ioband_emit_status_group;
+		ew.sz = sz;
+		ioband_walk_groups(ic, &ew.walk);
 		break;
 
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s %s %u %u %s %s %u ", ic->dev->name, domain->id,
-		       params->io_throttle, params->io_limit,
-		       ioband_group_type_name(ic->type_index),
-		       ioband_policy_name(params->policy), params->token_base);
-		ioband_emit_spec(&ic->groups.default_group, true,
-				 ioband_policy_spec(params->policy), result,
-				 maxlen, &sz);
-		for (group = ic->groups.first; group; group = group->next) {
-			DMEMIT(" ");
-			ioband_emit_spec(group, false,
-					 ioband_policy_spec(params->policy),
-					 result, maxlen, &sz);
-		}
+		DMEMIT("%s %s %u %u %s %s %u", ic->dev->name, domain->id,
+		       params.io_throttle, params.io_limit,
+		       ioband_group_type_name(type_index),
+		       ioband_policy_name(params.policy), params.token_base);
+		ew.walk.visit = ioband_emit_table_group;
+		ew.policy = params.policy;
+		ew.sz = sz;
+		ioband_walk_groups(ic, &ew.walk);
+		sz = ew.sz;
+		ioband_format_table_knobs(knobs, sizeof(knobs), &params);
+		DMEMIT("%s", knobs);
 		break;
 
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
 		DMEMIT(",device_name=%s,ioband_device_id=%s,group_type=%s,policy=%s,groups=%u;",
 		       ic->dev->name, domain->id,
-		       ioband_group_type_name(ic->type_index),
-		       ioband_policy_name(params->policy),
-		       ic->groups.nr_groups);
+		       ioband_group_type_name(type_index),
+		       ioband_policy_name(params.policy), nr_groups);
 		break;
 	}
-	spin_unlock_irqrestore(&domain->lock, flags);
+	mutex_unlock(&ic->groups_lock);
 }
 
-static void ioband_emit_group_stats(const struct ioband_group *group,
-				    bool is_default, char *result,
-				    unsigned int maxlen, size_t *psz)
+static void ioband_emit_stats_group(struct ioband_walk *walk,
+				    struct ioband_group *group,
+				    bool is_default)
 {
+	struct ioband_emit_walk *ew = ioband_emit_walk_of(walk);
 	const struct ioband_group_stats *st = &group->stats;
-	size_t sz = *psz;
+	unsigned int maxlen = ew->maxlen;
+	char *result = ew->result;
+	size_t sz = ew->sz;
 
 	if (is_default)
 		DMEMIT("\ngroup=-1");
@@ -904,18 +1307,28 @@ static void ioband_emit_group_stats(const struct ioband_group *group,
 	       st->wait_ns, st->wait_max_ns, st->service_ns,
 	       group->entity.finish, group->entity.min_kbps,
 	       group->entity.max_kbps);
-	*psz = sz;
+	ew->sz = sz;
 }
 
 /* The stats message: the domain, then one line per group of this target. */
-static void __ioband_emit_stats(struct ioband_c *ic, char *result,
-				unsigned int maxlen)
+static void ioband_emit_stats(struct ioband_c *ic, char *result,
+			      unsigned int maxlen)
 {
 	const struct ioband_sched *sched = &ic->domain->sched;
 	const struct ioband_window *w = &sched->window;
-	const struct ioband_group *group;
+	struct ioband_emit_walk ew = {
+		.walk = {
+			.visit = ioband_emit_stats_group,
+			.with_default = true,
+		},
+		.result = result,
+		.maxlen = maxlen,
+	};
+	unsigned long flags;
 	size_t sz = 0;
 
+	mutex_lock(&ic->groups_lock);
+	spin_lock_irqsave(&ic->domain->lock, flags);
 	DMEMIT("domain=%s policy=%s token_base=%u io_throttle=%u io_limit=%u carryover=%u in_flight=%u queued=%u vtime=%llu elapsed_ns=%llu",
 	       ic->domain->id, ioband_policy_name(sched->params.policy),
 	       sched->token_base, sched->io_throttle, sched->io_limit,
@@ -926,21 +1339,34 @@ static void __ioband_emit_stats(struct ioband_c *ic, char *result,
 	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
 	       sched->stats.urgent);
 	DMEMIT(" writeback_attribution=%s", IOBAND_WRITEBACK_ATTRIBUTION);
-	ioband_emit_group_stats(&ic->groups.default_group, true, result,
-				maxlen, &sz);
-	for (group = ic->groups.first; group; group = group->next)
-		ioband_emit_group_stats(group, false, result, maxlen, &sz);
+	spin_unlock_irqrestore(&ic->domain->lock, flags);
+	ew.sz = sz;
+	ioband_walk_groups(ic, &ew.walk);
+	mutex_unlock(&ic->groups_lock);
 }
 
-static void __ioband_reset_stats(struct ioband_c *ic)
+static void ioband_reset_group(struct ioband_walk *walk,
+			       struct ioband_group *group, bool is_default)
 {
 	struct ioband_group_stats zero = { 0 };
-	struct ioband_group *group;
 
-	ic->groups.default_group.stats = zero;
-	for (group = ic->groups.first; group; group = group->next)
-		group->stats = zero;
+	group->stats = zero;
+}
+
+static void ioband_reset_stats(struct ioband_c *ic)
+{
+	struct ioband_walk walk = {
+		.visit = ioband_reset_group,
+		.with_default = true,
+	};
+	unsigned long flags;
+
+	mutex_lock(&ic->groups_lock);
+	ioband_walk_groups(ic, &walk);
+	spin_lock_irqsave(&ic->domain->lock, flags);
 	ic->stats_start_ns = ktime_get_ns();
+	spin_unlock_irqrestore(&ic->domain->lock, flags);
+	mutex_unlock(&ic->groups_lock);
 }
 
 /* The setters of the messages that change one of the domain's knobs. */
@@ -968,32 +1394,84 @@ ioband_message_knob(struct ioband_c *ic, const struct ioband_message *msg)
 	return IOBAND_FAULT_NONE;
 }
 
+/*
+ * Attaches a new group: into the domain and the attach order first, then
+ * into the index, where map finds it. The type is checked under
+ * groups_lock, which the type message takes too: no group is attached
+ * under group_type none.
+ */
 static enum ioband_message_fault
 ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 {
-	u32 weight = ic->groups.default_group.entity.weight;
-	int ret;
+	enum ioband_message_fault fault = IOBAND_FAULT_NONE;
+	struct ioband_domain *domain = ic->domain;
+	struct ioband_group_entry *entry;
+	struct ioband_sched_entity *entity;
+	unsigned long flags;
 
-	if (ioband_spec_has_weight(msg->group.spec))
-		weight = msg->group.weight;
-	ret = ioband_attach(ic, msg->group.id, weight);
-	if (ret == -EEXIST)
-		return IOBAND_FAULT_ATTACHED;
-	return ret ? IOBAND_FAULT_NO_MEMORY : IOBAND_FAULT_NONE;
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return IOBAND_FAULT_NO_MEMORY;
+	entry->group.id = msg->group.id;
+	entity = &entry->group.entity;
+
+	mutex_lock(&ic->groups_lock);
+	spin_lock_irqsave(&domain->lock, flags);
+	if (ioband_type(ic) == IOBAND_TYPE_NONE) {
+		fault = IOBAND_FAULT_NO_GROUPS;
+	} else if (__ioband_find_group(ic, msg->group.id)) {
+		fault = IOBAND_FAULT_ATTACHED;
+	} else {
+		entity->weight = ioband_spec_has_weight(msg->group.spec) ?
+				 msg->group.weight :
+				 ic->groups.default_group.entity.weight;
+		__ioband_sync_clock(domain);
+		__ioband_attach_entity(domain, entity);
+		ioband_group_set_add(&ic->groups, &entry->group);
+	}
+	spin_unlock_irqrestore(&domain->lock, flags);
+	if (!fault && rhashtable_insert_fast(&ic->group_index, &entry->node,
+					     ioband_group_index_params)) {
+		/* Never found, so it holds nothing. */
+		spin_lock_irqsave(&domain->lock, flags);
+		ioband_group_set_remove(&ic->groups, &entry->group);
+		ioband_sched_detach(&domain->sched, entity, NULL);
+		spin_unlock_irqrestore(&domain->lock, flags);
+		fault = IOBAND_FAULT_NO_MEMORY;
+	}
+	mutex_unlock(&ic->groups_lock);
+	if (fault)
+		kfree(entry);
+	return fault;
 }
 
+/*
+ * Out of the index first, with interrupts on, then out of the domain under
+ * its lock: a map that found the group before it left the index held that
+ * lock while it used the group, and is done with it by now, so the group
+ * may be freed.
+ */
 static enum ioband_message_fault
 ioband_message_detach(struct ioband_c *ic, const struct ioband_message *msg)
 {
 	struct ioband_domain *domain = ic->domain;
+	struct ioband_group_entry *entry;
 	struct ioband_group *group;
 	unsigned long flags;
 
+	mutex_lock(&ic->groups_lock);
 	spin_lock_irqsave(&domain->lock, flags);
-	group = ioband_group_find(&ic->groups, msg->group.id);
-	if (group)
-		__ioband_detach(ic, group);
+	group = __ioband_find_group(ic, msg->group.id);
 	spin_unlock_irqrestore(&domain->lock, flags);
+	if (group) {
+		entry = container_of(group, struct ioband_group_entry, group);
+		rhashtable_remove_fast(&ic->group_index, &entry->node,
+				       ioband_group_index_params);
+		spin_lock_irqsave(&domain->lock, flags);
+		__ioband_detach(ic, group);
+		spin_unlock_irqrestore(&domain->lock, flags);
+	}
+	mutex_unlock(&ic->groups_lock);
 	if (!group)
 		return IOBAND_FAULT_NOT_ATTACHED;
 	ioband_kick(domain);
@@ -1011,9 +1489,9 @@ ioband_message_group(struct ioband_c *ic, const struct ioband_message *msg)
 
 	spin_lock_irqsave(&domain->lock, flags);
 	group = msg->group.is_default ? &ic->groups.default_group :
-		ioband_group_find(&ic->groups, msg->group.id);
+		__ioband_find_group(ic, msg->group.id);
 	if (group)
-		valid = __ioband_apply_group_arg(&domain->sched, &group->entity,
+		valid = __ioband_apply_group_arg(domain, &group->entity,
 						 &msg->group);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	if (!group)
@@ -1033,6 +1511,7 @@ ioband_message_policy(struct ioband_c *ic, const struct ioband_message *msg)
 	bool valid;
 
 	spin_lock_irqsave(&domain->lock, flags);
+	__ioband_sync_clock(domain);
 	valid = ioband_sched_set_policy(&domain->sched, msg->value);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	if (!valid)
@@ -1041,32 +1520,38 @@ ioband_message_policy(struct ioband_c *ic, const struct ioband_message *msg)
 	return IOBAND_FAULT_NONE;
 }
 
+/* Under groups_lock, which attach takes too (ioband_message_attach()). */
 static enum ioband_message_fault
 ioband_message_type(struct ioband_c *ic, const struct ioband_message *msg)
 {
 	enum ioband_message_fault fault = IOBAND_FAULT_NONE;
 	unsigned long flags;
 
+	mutex_lock(&ic->groups_lock);
 	spin_lock_irqsave(&ic->domain->lock, flags);
 	if (ic->groups.nr_groups)
 		fault = IOBAND_FAULT_BUSY;
 	else
 		ic->type_index = msg->value;
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
+	mutex_unlock(&ic->groups_lock);
 	return fault;
 }
 
-/* Applies @msg, parsed by the core, to @ic. */
+/*
+ * Applies @msg, parsed by the core, to @ic. A table becomes live just
+ * before its first resume applies it: a message in between would change
+ * groups the domain does not know yet, and is refused.
+ */
 static enum ioband_message_fault
 ioband_apply_message(struct ioband_c *ic, const struct ioband_message *msg,
 		     char *result, unsigned int maxlen)
 {
-	unsigned long flags;
+	if (msg->kind != IOBAND_MSG_STATS && !READ_ONCE(ic->applied))
+		return IOBAND_FAULT_NOT_RESUMED;
 
 	switch (msg->kind) {
 	case IOBAND_MSG_ATTACH:
-		if (ioband_type(ic) == IOBAND_TYPE_NONE)
-			return IOBAND_FAULT_NO_GROUPS;
 		return ioband_message_attach(ic, msg);
 	case IOBAND_MSG_DETACH:
 		return ioband_message_detach(ic, msg);
@@ -1083,14 +1568,10 @@ ioband_apply_message(struct ioband_c *ic, const struct ioband_message *msg,
 	case IOBAND_MSG_IO_THROTTLE:
 		return ioband_message_knob(ic, msg);
 	case IOBAND_MSG_RESET:
-		spin_lock_irqsave(&ic->domain->lock, flags);
-		__ioband_reset_stats(ic);
-		spin_unlock_irqrestore(&ic->domain->lock, flags);
+		ioband_reset_stats(ic);
 		return IOBAND_FAULT_NONE;
 	case IOBAND_MSG_STATS:
-		spin_lock_irqsave(&ic->domain->lock, flags);
-		__ioband_emit_stats(ic, result, maxlen);
-		spin_unlock_irqrestore(&ic->domain->lock, flags);
+		ioband_emit_stats(ic, result, maxlen);
 		return IOBAND_FAULT_NONE;
 	default:
 		return IOBAND_FAULT_REFUSED;
@@ -1113,17 +1594,21 @@ static int ioband_message(struct dm_target *ti, unsigned int argc,
 	int ret;
 
 	ret = ioband_parse_message(&msg, argc, argv, error, sizeof(error));
-	/* attach under group_type none: that, before a malformed id. */
-	if (ret && !(msg.kind == IOBAND_MSG_ATTACH &&
-		     ioband_type(ic) == IOBAND_TYPE_NONE)) {
+	if (!ret) {
+		fault = ioband_apply_message(ic, &msg, result, maxlen);
+	} else if (msg.kind == IOBAND_MSG_ATTACH &&
+		   ioband_type(ic) == IOBAND_TYPE_NONE) {
+		/* attach under group_type none: that, before a malformed id. */
+		fault = IOBAND_FAULT_NO_GROUPS;
+	} else {
 		DMERR("%s", error);
 		return -EINVAL;
 	}
-	fault = ioband_apply_message(ic, &msg, result, maxlen);
 	switch (fault) {
 	case IOBAND_FAULT_NONE:
 		return msg.kind == IOBAND_MSG_STATS;
 	case IOBAND_FAULT_BUSY:
+	case IOBAND_FAULT_NOT_RESUMED:
 		ret = -EBUSY;
 		break;
 	case IOBAND_FAULT_NO_MEMORY:
@@ -1153,7 +1638,7 @@ static void ioband_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type ioband_target = {
 	.name = "ioband",
-	.version = {0, 2, 0},
+	.version = {0, 3, 0},
 	.module = THIS_MODULE,
 	.ctr = ioband_ctr,
 	.dtr = ioband_dtr,

@@ -19,8 +19,8 @@
  * attached group, each with its id, weight and counters. A bio is
  * classified once, when it enters the target: the kernel glue works out
  * the owner's id (and for cgroups, the ids of the owner's ancestors, so
- * that a tenant's child cgroups stay inside the tenant's share) and asks
- * ioband_group_find() for each id from the nearest up.
+ * that a tenant's child cgroups stay inside the tenant's share) and looks
+ * each id up, from the nearest up (section 3).
  *
  *      /sys/fs/cgroup            id 1      not attached
  *       |-- tenant-a             id 4021   attached, weight 200
@@ -30,12 +30,16 @@
  *
  * 3. Cost
  *
- * Groups live in a chained hash table keyed by id, sized by the caller
- * with ioband_hash_bits_for() to about one group per bucket, so a lookup
- * costs the same with 2 groups or 10,000: a multiply, a shift and a short
- * chain walk. Classifying a bio costs one lookup per cgroup level. Groups
- * are also kept in attach order on a singly linked list, which only the
- * status and table reports walk.
+ * A target's groups are kept in attach order (struct ioband_group_set),
+ * which only the status, the table and the walks of a whole target
+ * (suspend, reset) follow. Classifying a bio costs one lookup by id per
+ * cgroup level, in a hash table that must cost the same with 2 groups or
+ * 10,000 however they came: the table's groups are known at load, but
+ * iobandctl attaches its groups one message at a time. In the kernel
+ * that table is an rhashtable, which doubles in the background as groups
+ * are attached (dm-ioband-target.c); userspace, which has no rhashtable,
+ * uses struct ioband_group_table, a chained table its caller sizes with
+ * ioband_hash_bits_for() to about one group per bucket.
  *
  * The core allocates nothing and takes no locks: the caller owns memory
  * (groups, buckets) and serialises calls on one set.
@@ -66,6 +70,43 @@
 #define IOBAND_GROUP_TYPE_NAMES	"none, cgroup, uid, user, gid, pid or pgrp"
 #define IOBAND_POLICY_NAMES	"weight, weight-iosize, range-bw or weight-range"
 
+void ioband_group_set_init(struct ioband_group_set *set)
+{
+	struct ioband_group_set empty = { 0 };
+
+	*set = empty;
+}
+
+void ioband_group_set_add(struct ioband_group_set *set,
+			  struct ioband_group *group)
+{
+	group->next = NULL;
+	group->prev = set->last;
+	if (set->last)
+		set->last->next = group;
+	else
+		set->first = group;
+	set->last = group;
+	set->nr_groups++;
+}
+
+void ioband_group_set_remove(struct ioband_group_set *set,
+			     struct ioband_group *group)
+{
+	if (group->prev)
+		group->prev->next = group->next;
+	else
+		set->first = group->next;
+	if (group->next)
+		group->next->prev = group->prev;
+	else
+		set->last = group->prev;
+	group->next = NULL;
+	group->prev = NULL;
+	set->nr_groups--;
+}
+
+#ifndef __KERNEL__
 /* 2^64 / golden ratio: spreads sequential ids over the buckets. */
 #define IOBAND_HASH_MULTIPLIER	0x9E3779B97F4A7C15ULL
 #define IOBAND_MAX_HASH_BITS	20
@@ -84,74 +125,50 @@ unsigned int ioband_hash_bits_for(unsigned int nr_groups)
 	return bits;
 }
 
-void ioband_group_set_init(struct ioband_group_set *set,
-			   struct ioband_group **buckets,
-			   unsigned int hash_bits)
+void ioband_group_table_init(struct ioband_group_table *table,
+			     struct ioband_group **buckets,
+			     unsigned int hash_bits)
 {
-	struct ioband_group_set empty = { 0 };
-
-	*set = empty;
-	set->buckets = buckets;
-	set->hash_bits = hash_bits;
+	table->buckets = buckets;
+	table->hash_bits = hash_bits;
 }
 
-struct ioband_group *ioband_group_find(const struct ioband_group_set *set,
-				       u64 id)
+struct ioband_group *
+ioband_group_table_find(const struct ioband_group_table *table, u64 id)
 {
 	struct ioband_group *group;
 
-	group = set->buckets[ioband_hash(id, set->hash_bits)];
+	group = table->buckets[ioband_hash(id, table->hash_bits)];
 	while (group && group->id != id)
 		group = group->hash_next;
 	return group;
 }
 
-bool ioband_group_attach(struct ioband_group_set *set,
-			 struct ioband_group *group)
+bool ioband_group_table_insert(struct ioband_group_table *table,
+			       struct ioband_group *group)
 {
 	struct ioband_group **bucket;
 
-	if (ioband_group_find(set, group->id))
+	if (ioband_group_table_find(table, group->id))
 		return false;
-
-	bucket = &set->buckets[ioband_hash(group->id, set->hash_bits)];
+	bucket = &table->buckets[ioband_hash(group->id, table->hash_bits)];
 	group->hash_next = *bucket;
 	*bucket = group;
-
-	group->next = NULL;
-	group->prev = set->last;
-	if (set->last)
-		set->last->next = group;
-	else
-		set->first = group;
-	set->last = group;
-	set->nr_groups++;
 	return true;
 }
 
-void ioband_group_detach(struct ioband_group_set *set,
-			 struct ioband_group *group)
+void ioband_group_table_remove(struct ioband_group_table *table,
+			       struct ioband_group *group)
 {
 	struct ioband_group **link;
 
-	link = &set->buckets[ioband_hash(group->id, set->hash_bits)];
+	link = &table->buckets[ioband_hash(group->id, table->hash_bits)];
 	while (*link != group)
 		link = &(*link)->hash_next;
 	*link = group->hash_next;
-
-	if (group->prev)
-		group->prev->next = group->next;
-	else
-		set->first = group->next;
-	if (group->next)
-		group->next->prev = group->prev;
-	else
-		set->last = group->prev;
-	group->next = NULL;
-	group->prev = NULL;
 	group->hash_next = NULL;
-	set->nr_groups--;
 }
+#endif /* !__KERNEL__ */
 
 void ioband_group_account(struct ioband_group *group, enum ioband_dir dir,
 			  u64 sectors)
@@ -829,6 +846,11 @@ void ioband_message_error(const struct ioband_message *msg,
 		return;
 	case IOBAND_FAULT_NO_MEMORY:
 		snprintf(error, size, "%s %s: out of memory", name, arg);
+		return;
+	case IOBAND_FAULT_NOT_RESUMED:
+		snprintf(error, size,
+			 "%s: the table is not resumed yet (try again after the resume)",
+			 name);
 		return;
 	default:
 		snprintf(error, size, "%s: failed", name);

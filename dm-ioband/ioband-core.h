@@ -17,9 +17,6 @@
 /* The longest ioband_device_id, as in the original dm-ioband. */
 #define IOBAND_DOMAIN_ID_MAX	31
 
-/* Smallest hash table: 2^IOBAND_MIN_HASH_BITS buckets. */
-#define IOBAND_MIN_HASH_BITS	6
-
 /* What the status and the stats message report for one group. */
 struct ioband_group_stats {
 	u64 ios[IOBAND_NR_DIRS];
@@ -36,46 +33,68 @@ struct ioband_group {
 	struct ioband_group_stats stats;
 	u32 in_flight;			/* dispatched, not completed */
 	bool detached;			/* freed when in_flight drops to 0 */
-	struct ioband_group *hash_next;	/* chain of the id's hash bucket */
 	struct ioband_group *next;	/* attach order, for status and table */
 	struct ioband_group *prev;
+#ifndef __KERNEL__
+	struct ioband_group *hash_next;	/* chain of an ioband_group_table */
+#endif
 };
 
 /*
  * The groups of one target: a default group, which takes every bio whose
- * owner is not attached, plus the attached groups, found by id through a
- * chained hash table of 2^hash_bits buckets.
+ * owner is not attached, plus the attached groups in attach order. Finding
+ * a group by its id is the caller's business: the kernel keeps an
+ * rhashtable beside the set (it grows as groups are attached), userspace
+ * an ioband_group_table.
  */
 struct ioband_group_set {
 	struct ioband_group default_group;
-	struct ioband_group **buckets;
-	unsigned int hash_bits;
 	unsigned int nr_groups;		/* attached groups, default excluded */
 	struct ioband_group *first;	/* attach order */
 	struct ioband_group *last;
 };
 
+void ioband_group_set_init(struct ioband_group_set *set);
+
+/* Appends @group, whose id no group of @set has, to the attach order. */
+void ioband_group_set_add(struct ioband_group_set *set,
+			  struct ioband_group *group);
+
+/* Takes @group out of @set: it is listed and counted no more. */
+void ioband_group_set_remove(struct ioband_group_set *set,
+			     struct ioband_group *group);
+
+#ifndef __KERNEL__
+/*
+ * Userspace has no rhashtable: the tests, the simulator and the overhead
+ * benchmark find groups by id in this chained hash table, whose
+ * 2^hash_bits buckets the caller sizes (ioband_hash_bits_for()) and owns.
+ */
+#define IOBAND_MIN_HASH_BITS	6	/* smallest table: 64 buckets */
+
+struct ioband_group_table {
+	struct ioband_group **buckets;
+	unsigned int hash_bits;
+};
+
 /* Bucket count that keeps chains short for nr_groups groups. */
 unsigned int ioband_hash_bits_for(unsigned int nr_groups);
 
-/* @buckets: 2^@hash_bits zeroed pointers, owned by the caller. */
-void ioband_group_set_init(struct ioband_group_set *set,
-			   struct ioband_group **buckets,
-			   unsigned int hash_bits);
+/* @buckets: 2^@hash_bits zeroed pointers. */
+void ioband_group_table_init(struct ioband_group_table *table,
+			     struct ioband_group **buckets,
+			     unsigned int hash_bits);
 
-struct ioband_group *ioband_group_find(const struct ioband_group_set *set,
-				       u64 id);
+struct ioband_group *
+ioband_group_table_find(const struct ioband_group_table *table, u64 id);
 
-/*
- * Adds @group, whose id the caller has set. Returns false,
- * changing nothing, when a group with that id is already attached.
- */
-bool ioband_group_attach(struct ioband_group_set *set,
-			 struct ioband_group *group);
+/* Adds @group; false, changing nothing, when its id is already there. */
+bool ioband_group_table_insert(struct ioband_group_table *table,
+			       struct ioband_group *group);
 
-/* Takes @group out of @set: it is found no more and listed no more. */
-void ioband_group_detach(struct ioband_group_set *set,
-			 struct ioband_group *group);
+void ioband_group_table_remove(struct ioband_group_table *table,
+			       struct ioband_group *group);
+#endif /* !__KERNEL__ */
 
 void ioband_group_account(struct ioband_group *group, enum ioband_dir dir,
 			  u64 sectors);
@@ -300,6 +319,7 @@ enum ioband_message_fault {
 	IOBAND_FAULT_REFUSED,		/* range-bw, a knob: out of range */
 	IOBAND_FAULT_BUSY,		/* type: groups are attached */
 	IOBAND_FAULT_NO_MEMORY,		/* attach */
+	IOBAND_FAULT_NOT_RESUMED,	/* the table is not resumed yet */
 };
 
 /* Writes what the kernel log says of @fault on @msg into @error. */

@@ -4,8 +4,9 @@
  * kernel the module is built for (Kbuild's IOBAND_DM_SOURCE): Kbuild turns
  * the offsets below into ioband-dm-layout.h for dm-ioband-target.c, which
  * reads these fields of dm's private per-io structures to find a clone's
- * original bio. A field that is gone or has changed its type stops the
- * build here rather than being read wrong.
+ * original bio, and the mapped device's flags to see a suspend that calls
+ * no hook of its targets. A field that is gone or has changed its type
+ * stops the build here rather than being read wrong.
  */
 #include <linux/kbuild.h>
 #include "dm-core.h"
@@ -21,6 +22,7 @@ IOBAND_ASSERT_TYPE(dm_target_io, clone, struct bio);
 IOBAND_ASSERT_TYPE(dm_io, magic, unsigned short);
 IOBAND_ASSERT_TYPE(dm_io, md, struct mapped_device *);
 IOBAND_ASSERT_TYPE(dm_io, orig_bio, struct bio *);
+IOBAND_ASSERT_TYPE(mapped_device, flags, unsigned long);
 
 /* main, as in the kernel's asm-offsets.c: never run, only compiled to .s. */
 int main(void)
@@ -34,5 +36,7 @@ int main(void)
 	OFFSET(IOBAND_IO_MAGIC, dm_io, magic);
 	OFFSET(IOBAND_IO_MD, dm_io, md);
 	OFFSET(IOBAND_IO_ORIG_BIO, dm_io, orig_bio);
+	DEFINE(IOBAND_DMF_BLOCK_IO_FOR_SUSPEND, DMF_BLOCK_IO_FOR_SUSPEND);
+	OFFSET(IOBAND_MD_FLAGS, mapped_device, flags);
 	return 0;
 }

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Tests of the group set and the table's group arguments (ioband-core.c). */
+/*
+ * Tests of the group set, the userspace group table and the table's group
+ * arguments (ioband-core.c).
+ */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +11,7 @@
 
 struct fixture {
 	struct ioband_group_set set;
+	struct ioband_group_table table;
 	struct ioband_group *groups;
 	struct ioband_group **buckets;
 };
@@ -18,7 +22,28 @@ static void fixture_init(struct fixture *f, unsigned int nr_groups)
 
 	f->buckets = calloc(1U << bits, sizeof(*f->buckets));
 	f->groups = calloc(nr_groups ? nr_groups : 1, sizeof(*f->groups));
-	ioband_group_set_init(&f->set, f->buckets, bits);
+	ioband_group_set_init(&f->set);
+	ioband_group_table_init(&f->table, f->buckets, bits);
+}
+
+/* What the kernel's attach does with its rhashtable: index, then list. */
+static bool attach(struct fixture *f, struct ioband_group *group)
+{
+	if (!ioband_group_table_insert(&f->table, group))
+		return false;
+	ioband_group_set_add(&f->set, group);
+	return true;
+}
+
+static void detach(struct fixture *f, struct ioband_group *group)
+{
+	ioband_group_table_remove(&f->table, group);
+	ioband_group_set_remove(&f->set, group);
+}
+
+static struct ioband_group *find(struct fixture *f, u64 id)
+{
+	return ioband_group_table_find(&f->table, id);
 }
 
 static void fixture_free(struct fixture *f)
@@ -32,7 +57,7 @@ TEST(empty_set_finds_nothing)
 	struct fixture f;
 
 	fixture_init(&f, 0);
-	CHECK(ioband_group_find(&f.set, 1) == NULL);
+	CHECK(find(&f, 1) == NULL);
 	CHECK(f.set.nr_groups == 0);
 	CHECK(f.set.first == NULL);
 	fixture_free(&f);
@@ -48,12 +73,12 @@ TEST(attach_then_find_each_id)
 	fixture_init(&f, n);
 	for (i = 0; i < n; i++) {
 		f.groups[i].id = ids[i];
-		CHECK(ioband_group_attach(&f.set, &f.groups[i]));
+		CHECK(attach(&f, &f.groups[i]));
 	}
 	CHECK(f.set.nr_groups == n);
 	for (i = 0; i < n; i++)
-		CHECK(ioband_group_find(&f.set, ids[i]) == &f.groups[i]);
-	CHECK(ioband_group_find(&f.set, 3) == NULL);
+		CHECK(find(&f, ids[i]) == &f.groups[i]);
+	CHECK(find(&f, 3) == NULL);
 	fixture_free(&f);
 }
 
@@ -64,10 +89,10 @@ TEST(attach_rejects_a_duplicate_id)
 	fixture_init(&f, 2);
 	f.groups[0].id = 7;
 	f.groups[1].id = 7;
-	CHECK(ioband_group_attach(&f.set, &f.groups[0]));
-	CHECK(!ioband_group_attach(&f.set, &f.groups[1]));
+	CHECK(attach(&f, &f.groups[0]));
+	CHECK(!attach(&f, &f.groups[1]));
 	CHECK(f.set.nr_groups == 1);
-	CHECK(ioband_group_find(&f.set, 7) == &f.groups[0]);
+	CHECK(find(&f, 7) == &f.groups[0]);
 	CHECK(f.set.first == &f.groups[0] && f.set.last == &f.groups[0]);
 	fixture_free(&f);
 }
@@ -82,7 +107,7 @@ TEST(attach_order_is_kept)
 	fixture_init(&f, 50);
 	for (i = 0; i < 50; i++) {
 		f.groups[i].id = 100 + i;
-		CHECK(ioband_group_attach(&f.set, &f.groups[i]));
+		CHECK(attach(&f, &f.groups[i]));
 	}
 	for (g = f.set.first; g; g = g->next)
 		CHECK(g->id == expected++);
@@ -98,11 +123,11 @@ TEST(ten_thousand_groups_keep_chains_short)
 	struct fixture f;
 
 	fixture_init(&f, n);
-	bits = f.set.hash_bits;
+	bits = f.table.hash_bits;
 	CHECK((1U << bits) >= n);
 	for (i = 0; i < n; i++) {
 		f.groups[i].id = 4000 + i;
-		CHECK(ioband_group_attach(&f.set, &f.groups[i]));
+		CHECK(attach(&f, &f.groups[i]));
 	}
 	for (i = 0; i < (1U << bits); i++) {
 		unsigned int len = 0;
@@ -115,7 +140,7 @@ TEST(ten_thousand_groups_keep_chains_short)
 	}
 	CHECK(longest <= 8);
 	for (i = 0; i < n; i++)
-		CHECK(ioband_group_find(&f.set, 4000 + i) == &f.groups[i]);
+		CHECK(find(&f, 4000 + i) == &f.groups[i]);
 	fixture_free(&f);
 }
 
@@ -265,24 +290,24 @@ TEST(detach_removes_from_lookup_and_order)
 	fixture_init(&f, 5);
 	for (i = 0; i < 5; i++) {
 		f.groups[i].id = 10 + i;
-		CHECK(ioband_group_attach(&f.set, &f.groups[i]));
+		CHECK(attach(&f, &f.groups[i]));
 	}
-	ioband_group_detach(&f.set, &f.groups[0]);	/* first */
-	ioband_group_detach(&f.set, &f.groups[2]);	/* middle */
-	ioband_group_detach(&f.set, &f.groups[4]);	/* last */
+	detach(&f, &f.groups[0]);	/* first */
+	detach(&f, &f.groups[2]);	/* middle */
+	detach(&f, &f.groups[4]);	/* last */
 	CHECK(f.set.nr_groups == 2);
-	CHECK(ioband_group_find(&f.set, 10) == NULL);
-	CHECK(ioband_group_find(&f.set, 12) == NULL);
-	CHECK(ioband_group_find(&f.set, 14) == NULL);
-	CHECK(ioband_group_find(&f.set, 11) == &f.groups[1]);
-	CHECK(ioband_group_find(&f.set, 13) == &f.groups[3]);
+	CHECK(find(&f, 10) == NULL);
+	CHECK(find(&f, 12) == NULL);
+	CHECK(find(&f, 14) == NULL);
+	CHECK(find(&f, 11) == &f.groups[1]);
+	CHECK(find(&f, 13) == &f.groups[3]);
 	for (g = f.set.first; g; g = g->next)
 		n++;
 	CHECK(n == 2);
 	CHECK(f.set.first == &f.groups[1] && f.set.last == &f.groups[3]);
 	CHECK(f.set.last->prev == &f.groups[1]);
 	/* A detached id may be attached again. */
-	CHECK(ioband_group_attach(&f.set, &f.groups[2]));
+	CHECK(attach(&f, &f.groups[2]));
 	CHECK(f.set.last == &f.groups[2]);
 	fixture_free(&f);
 }

@@ -50,7 +50,7 @@ rejected "group: group_type none takes no" "$dev 1 0 0 none weight 0 :100 $a:10"
 # Range policies: <id>:<min>:<max> and <id>:<weight>:<min>:<max>, KB/s.
 rejected "group: malformed or out of range" "$dev 1 0 0 cgroup range-bw 0 :100"
 rejected "group: malformed or out of range" "$dev 1 0 0 cgroup range-bw 0 :0:0 $a:500:100"
-rejected "group: malformed or out of range" "$dev 1 0 0 cgroup range-bw 0 :0:0 $a:10:20:30"
+rejected "group: malformed or out of range" "$dev 1 0 0 cgroup range-bw 0 :0:0 $a:10:30:20"
 rejected "group: malformed or out of range" "$dev 1 0 0 cgroup weight-range 0 :100:0:0 $a:0:10:20"
 rejected "group: malformed or out of range" "$dev 1 0 0 cgroup weight-range 0 :100:0:0 $a:10:4294967296:0"
 rejected "policy: unknown" "$dev 1 0 0 cgroup range 0"

@@ -57,7 +57,7 @@ dmsetup message msg 0 carryover 5
 dmsetup message msg 0 io_limit 12
 dmsetup message msg 0 io_throttle 6
 dmsetup message msg 0 policy weight-iosize
-assert_eq "$(table)" "0 $size ioband $mm msgdom 6 12 cgroup weight-iosize 4096 :50 $b:300 $a:700" "after the knob messages"
+assert_eq "$(table)" "0 $size ioband $mm msgdom 6 12 cgroup weight-iosize 4096 :50 $b:300 $a:700 carryover=5" "after the knob messages"
 assert_eq "$(domain_field carryover) $(domain_field io_limit) $(domain_field io_throttle) $(domain_field token_base)" \
 	"5 12 6 4096" "stats of the domain"
 dmsetup message msg 0 policy weight
@@ -73,7 +73,7 @@ refused "type uid: detach every group first" type uid
 dmsetup message msg 0 detach "$a"
 dmsetup message msg 0 detach "$b"
 dmsetup message msg 0 type uid
-assert_eq "$(table)" "0 $size ioband $mm msgdom 6 12 uid weight 4096 :50" "after type uid"
+assert_eq "$(table)" "0 $size ioband $mm msgdom 6 12 uid weight 4096 :50 carryover=5" "after type uid"
 dmsetup message msg 0 type cgroup
 dmsetup message msg 0 attach "$a:200"
 
