@@ -207,7 +207,7 @@ static void check_message(unsigned int argc, char **argv)
 	check_message_values(&m, argc, argv);
 
 	/* Every fault the glue may report on it is worded. */
-	for (fault = IOBAND_FAULT_NO_GROUPS; fault <= IOBAND_FAULT_NO_MEMORY;
+	for (fault = IOBAND_FAULT_NO_GROUPS; fault <= IOBAND_FAULT_NOT_RESUMED;
 	     fault++) {
 		memset(error, 'x', sizeof(error));
 		ioband_message_error(&m, fault, error, sizeof(error));

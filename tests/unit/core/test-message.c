@@ -239,6 +239,7 @@ TEST(message_faults_of_the_glue)
 	CHECK(fault_says("attach 4021", IOBAND_FAULT_ATTACHED, "attach 4021: already attached"));
 	CHECK(fault_says("attach 4021:5", IOBAND_FAULT_ATTACHED, "attach 4021: already attached"));
 	CHECK(fault_says("attach 5", IOBAND_FAULT_NO_MEMORY, "attach 5: out of memory"));
+	CHECK(fault_says("weight 5", IOBAND_FAULT_NOT_RESUMED, "weight: the table is not resumed yet (try again after the resume)"));
 	CHECK(fault_says("detach 99999", IOBAND_FAULT_NOT_ATTACHED, "detach 99999: no such group"));
 	CHECK(fault_says("weight 123:5", IOBAND_FAULT_NOT_ATTACHED, "weight 123:5: group 123 is not attached"));
 	CHECK(fault_says("range-bw 9:1:2", IOBAND_FAULT_NOT_ATTACHED, "range-bw 9:1:2: group 9 is not attached"));
