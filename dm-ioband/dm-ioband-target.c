@@ -46,6 +46,9 @@
 
 #define DM_MSG_PREFIX "ioband"
 
+/* The largest bio ioband lets through, in sectors (512 KiB). */
+#define IOBAND_MAX_IO_SECTORS	1024
+
 #ifndef CONFIG_BLK_CGROUP
 #error "dm-ioband needs a kernel with CONFIG_BLK_CGROUP"
 #endif
@@ -294,13 +297,18 @@ static struct ioband_group *ioband_entity_group(struct ioband_sched_entity *e)
 	return container_of(e, struct ioband_group, entity);
 }
 
-/* @ib goes down for @group now. */
+/*
+ * @ib goes down for @group now: counted as the group's IO here, when the
+ * device gets it, so that the counters tell what each group had of the
+ * device, not what it asked for.
+ */
 static void __ioband_start(struct ioband_bio *ib, struct ioband_group *group,
 			   u64 now_ns)
 {
 	ib->group = group;
 	ib->time_ns = now_ns;
 	group->in_flight++;
+	ioband_group_account(group, ib->item.dir, ib->item.sectors);
 }
 
 static void ioband_kick(struct ioband_domain *domain)
@@ -652,6 +660,18 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
+	/*
+	 * dm splits bios at IOBAND_MAX_IO_SECTORS boundaries: one bio (a
+	 * writeback bio can cover megabytes) then occupies the device for
+	 * milliseconds, not for a quarter of a second of a slow disk, and a
+	 * reader waits behind no more than that.
+	 */
+	ret = dm_set_target_max_io_len(ti, IOBAND_MAX_IO_SECTORS);
+	if (ret) {
+		ti->error = "Cannot set the largest bio";
+		goto bad;
+	}
+
 	/* Nothing fails from here: the table's knobs become the domain's. */
 	spin_lock_irqsave(&ic->domain->lock, flags);
 	table.params.carryover = ic->domain->sched.params.carryover;
@@ -702,7 +722,6 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir, item_flags);
 	spin_lock_irqsave(&domain->lock, flags);
 	group = __ioband_classify(ti, bio);
-	ioband_group_account(group, dir, bio_sectors(bio));
 	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item,
 				  now_ns);
 	if (now) {
