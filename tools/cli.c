@@ -88,7 +88,7 @@ static void __attribute__((noreturn)) die_bad_weight(int rc, const char *arg)
 	if (rc == -ENOMEM)
 		die_nomem();
 	errx(EXIT_FAILURE, "invalid weight '%s': expected a number from %d to %d",
-	     arg, IOBAND_WEIGHT_MIN, IOBAND_WEIGHT_MAX);
+	     arg, IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
 }
 
 unsigned int parse_weight_arg(const char *arg)
@@ -120,7 +120,7 @@ static const char *spec_example(enum ioband_spec spec)
 char *split_key_spec(const char *what, const char *policy,
 			    const char *arg, struct ioband_group_spec *g)
 {
-	enum ioband_spec spec = ioband_policy_spec(policy);
+	enum ioband_spec spec = ioband_spec_of_policy(policy);
 	char *key;
 	int rc = ioband_split_spec_arg(spec, arg, &key, g);
 
@@ -133,7 +133,7 @@ char *split_key_spec(const char *what, const char *policy,
 		errx(EXIT_FAILURE, "invalid %s '%s': policy %s wants <key>=%s, "
 		     "weights from %d to %d, KB/s with min <= max or max 0 (no "
 		     "limit)", what, arg, policy, ioband_spec_help(spec),
-		     IOBAND_WEIGHT_MIN, IOBAND_WEIGHT_MAX);
+		     IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
 	return key;
 }
 
@@ -155,6 +155,36 @@ void parse_range_arg(const char *what, const char *arg,
 		     "KB/s, min <= max or max 0 (no limit)", what, arg);
 	g->min_kbps = r.min_kbps;
 	g->max_kbps = r.max_kbps;
+}
+
+/*
+ * The table of @t, checked by the kernel's own parser; NULL after saying
+ * why the kernel would refuse it (which argument, in its words).
+ */
+char *checked_params(const struct ioband_table_args *t)
+{
+	char detail[IOBAND_ERROR_MAX], *params;
+	const char *error;
+	int rc = ioband_format_params(t, &params);
+
+	if (!rc)
+		return params;
+	if (rc == -ENOMEM)
+		die_nomem();
+	rc = ioband_build_params(t, &params);
+	if (rc == -ENOMEM)
+		die_nomem();
+	if (rc) {
+		warnx("cannot build the table: the device or the domain is not "
+		      "one word");
+		return NULL;
+	}
+	error = ioband_params_error(params, detail, sizeof(detail));
+	warnx("invalid table '%s': %s%s%s", params,
+	      error ? error : "a group is given twice", *detail ? "; " : "",
+	      detail);
+	free(params);
+	return NULL;
 }
 
 /*
@@ -188,6 +218,17 @@ static void __attribute__((noreturn)) die_key(int rc, const char *type,
 		     group_type_key_help(type));
 	}
 	switch (rc) {
+	case -ENXIO:
+		errx(EXIT_FAILURE, "systemd has no unit %s (systemctl status "
+		     "%s); a cgroup of that name is written ./%s", key, key, key);
+	case -ESRCH: {
+		char *path = NULL;
+
+		unit_cgroup(key, &path);
+		errx(EXIT_FAILURE, "unit %s has no cgroup (%s%s): it is not "
+		     "running; start it first (systemctl start %s)", key, root,
+		     path ? path : "", key);
+	}
 	case -ENOENT:
 		errx(EXIT_FAILURE, "cgroup path %s not found under %s: create it "
 		     "first (mkdir)", key, root);

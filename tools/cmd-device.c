@@ -16,7 +16,7 @@
 #include "iobandctl.h"
 
 /* Turn each "KEY=SPEC" into a group of the table ("default": its own). */
-static void add_group_args(struct ioband_table *t, char **args, size_t n)
+static void add_group_args(struct ioband_table_args *t, char **args, size_t n)
 {
 	struct ioband_group_spec g;
 	char *root = NULL, *key;
@@ -68,16 +68,16 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 		{ "help",           no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct ioband_table t = {
+	struct ioband_table_args t = {
 		.group_type = "cgroup",
 		.policy = "weight",
-		.default_weight = IOBAND_WEIGHT_DEFAULT,
+		.default_weight = IOBAND_DEFAULT_WEIGHT,
 	};
 	const char *domain = NULL, *name;
 	char **group_args, *params;
 	size_t nr_group_args = 0;
 	uint64_t sectors;
-	int c, dry_run = 0, ok = 1, rc;
+	int c, dry_run = 0, ok = 1;
 
 	/* Every --group fits in argc slots. */
 	group_args = xcalloc(argc, sizeof(*group_args));
@@ -128,15 +128,15 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 	t.device = argv[optind + 1];
 	check_name(name);
 
-	if (!domain && strlen(name) > IOBAND_DOMAIN_MAX)
+	if (!domain && strlen(name) > IOBAND_DOMAIN_ID_MAX)
 		errx(EXIT_FAILURE, "name %s is longer than %d characters: give "
 		     "the bandwidth domain with --domain <id>", name,
-		     IOBAND_DOMAIN_MAX);
+		     IOBAND_DOMAIN_ID_MAX);
 	if (!domain)
 		domain = name;
 	if (!ioband_valid_domain(domain))
 		errx(EXIT_FAILURE, "invalid domain '%s': give 1 to %d characters "
-		     "without spaces", domain, IOBAND_DOMAIN_MAX);
+		     "without spaces", domain, IOBAND_DOMAIN_ID_MAX);
 	strcpy(t.domain, domain);
 	if (!*t.device || strpbrk(t.device, " \t\n"))
 		errx(EXIT_FAILURE, "invalid device '%s'", t.device);
@@ -153,9 +153,9 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 	if (!sectors)
 		errx(EXIT_FAILURE, "%s is empty", t.device);
 
-	rc = ioband_format_params(&t, &params);
-	if (rc)
-		errx(EXIT_FAILURE, "cannot build the table: %s", strerror(-rc));
+	params = checked_params(&t);
+	if (!params)
+		exit(EXIT_FAILURE);
 	t.device = NULL;	/* argv's, not ours to free */
 	ioband_table_free(&t);
 
@@ -242,7 +242,7 @@ int cmd_list(const struct command *cmd, int argc, char **argv)
 			die_nomem();
 	for (i = 0; i < n; i++) {
 		struct libscols_line *ln;
-		struct ioband_table t;
+		struct ioband_table_args t;
 		char *cells[6];
 
 		/* Gone since the listing: skip it. */
@@ -276,7 +276,7 @@ int cmd_table(const struct command *cmd, int argc, char **argv)
 {
 	struct ioband_group_spec g;
 	enum ioband_spec spec;
-	struct ioband_table t;
+	struct ioband_table_args t;
 	char s[48];
 	uint64_t sectors, *ids;
 	char **names, *dev;
@@ -285,7 +285,7 @@ int cmd_table(const struct command *cmd, int argc, char **argv)
 	parse_no_options(cmd, argc, argv, 1, 1);
 	if (!load_table(argv[optind], &t, &sectors, 0))
 		return EXIT_FAILURE;
-	spec = ioband_policy_spec(t.policy);
+	spec = ioband_spec_of_policy(t.policy);
 
 	ids = xcalloc(t.nr_weights, sizeof(*ids));
 	for (i = 0; i < t.nr_weights; i++)

@@ -25,7 +25,7 @@
 void send_spec(struct target *tg, int is_default, uint64_t id,
 		      const struct ioband_group_spec *g)
 {
-	enum ioband_spec spec = ioband_policy_spec(tg->table.policy);
+	enum ioband_spec spec = ioband_spec_of_policy(tg->table.policy);
 
 	if (spec != IOBAND_SPEC_RANGE) {
 		if (is_default)
@@ -138,7 +138,7 @@ int cmd_set(const struct command *cmd, int argc, char **argv)
 static void send_attach(struct target *tg, char **operands,
 			void *ctx __attribute__((unused)))
 {
-	enum ioband_spec spec = ioband_policy_spec(tg->table.policy);
+	enum ioband_spec spec = ioband_spec_of_policy(tg->table.policy);
 	uint64_t id = target_key(tg, operands[0]);
 	struct ioband_group_spec g;
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The commands that watch devices: stat (like iostat) and top (like iotop).
+ * The commands that watch devices: stat (like iostat), top (like iotop)
+ * and export (the counters for Prometheus).
  */
 #include <err.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include <libsmartcols.h>
 
 #include "iobandctl.h"
+#include "metrics.h"
 
 /* The options stat and top share. */
 struct watch_opts {
@@ -101,8 +104,51 @@ static void sleep_seconds(double secs)
 		;
 }
 
+/* The devices of @set as metrics_write() takes them; allocated. */
+static struct metrics_device *metrics_devices(const struct sample_set *set)
+{
+	struct metrics_device *devs = xcalloc(set->n, sizeof(*devs));
+	size_t i;
+
+	for (i = 0; i < set->n; i++) {
+		devs[i].name = set->samples[i].name;
+		devs[i].stats = &set->samples[i].stats;
+		devs[i].group_names = set->samples[i].names;
+	}
+	return devs;
+}
+
+/*
+ * @json, the rows as libsmartcols wrote them ({ "ioband": [...] }), with
+ * the devices' domain fields after the rows, to stdout.
+ */
+static void print_json_report(const char *json, const struct sample_set *set)
+{
+	struct metrics_device *devs = metrics_devices(set);
+	const char *end = strrchr(json, '}');
+	size_t len = end ? (size_t)(end - json) : strlen(json);
+
+	while (len && json[len - 1] == '\n')
+		len--;
+	printf("%.*s,\n", (int)len, json);
+	metrics_write_json_devices(stdout, devs, set->n, "   ");
+	printf("\n}\n");
+	free(devs);
+}
+
+static int metrics_format_arg(const char *arg)
+{
+	int format = metrics_parse_format(arg);
+
+	if (format < 0)
+		errx(EXIT_FAILURE, "unknown format '%s': use table, json, "
+		     "prometheus or openmetrics", arg);
+	return format;
+}
+
 int cmd_stat(const struct command *cmd, int argc, char **argv)
 {
+	enum { OPT_FORMAT = 0x100, OPT_PROMETHEUS };
 	static const struct option longopts[] = {
 		{ "bytes",      no_argument,       NULL, 'b' },
 		{ "json",       no_argument,       NULL, 'J' },
@@ -111,6 +157,8 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 		{ "output",     required_argument, NULL, 'o' },
 		{ "interval",   required_argument, NULL, 'i' },
 		{ "count",      required_argument, NULL, 'c' },
+		{ "format",     required_argument, NULL, OPT_FORMAT },
+		{ "prometheus", no_argument,       NULL, OPT_PROMETHEUS },
 		{ "help",       no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -124,7 +172,7 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 		.count = 1,
 	};
 	struct sample_set prev = { 0 }, cur;
-	int c, count_given = 0, failed = 0;
+	int c, count_given = 0, failed = 0, metrics = -1;
 	long n;
 
 	while ((c = getopt_long(argc, argv, "bJrno:i:c:h", longopts, NULL)) != -1) {
@@ -144,6 +192,15 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 			w.count = parse_count_arg(optarg);
 			count_given = 1;
 			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "json"))
+				w.report.opts.json = 1;
+			else if (strcmp(optarg, "table"))
+				metrics = metrics_format_arg(optarg);
+			break;
+		case OPT_PROMETHEUS:
+			metrics = METRICS_PROMETHEUS;
+			break;
 		default:
 			other_option(cmd, c);
 		}
@@ -152,6 +209,10 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 	if (count_given && !w.interval)
 		errx(EXIT_FAILURE, "--count needs --interval: the reports after "
 		     "the first cover an interval");
+	if (metrics >= 0 && (w.interval || w.columns))
+		errx(EXIT_FAILURE, "--format %s prints every counter once: no "
+		     "--interval or --output (the collector takes the rates)",
+		     metrics == METRICS_PROMETHEUS ? "prometheus" : "openmetrics");
 	if (w.interval && !count_given)
 		w.count = 0;
 	/* With several devices, say which device a row belongs to. */
@@ -172,9 +233,21 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 			free_sample_set(&cur);
 			break;
 		}
+		if (metrics >= 0) {
+			struct metrics_device *devs = metrics_devices(&cur);
+
+			if (metrics_write(stdout, metrics, devs, cur.n))
+				failed = 1;
+			free(devs);
+			free_sample_set(&cur);
+			break;
+		}
 		range_columns(&w, &cur);
 		out = render_rows(&w.report, cur.rows, cur.nrows);
-		printf("%s%s\n", n && !w.report.opts.json ? "\n" : "", out);
+		if (w.report.opts.json)
+			print_json_report(out, &cur);
+		else
+			printf("%s%s\n", n ? "\n" : "", out);
 		fflush(stdout);
 		free(out);
 		free_sample_set(&prev);
@@ -182,6 +255,109 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 	}
 	free_sample_set(&prev);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* Write @text to @dir/@name so that a reader sees all of it or none. */
+static int write_atomically(const char *dir, const char *name,
+			    const char *text)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	/* node_exporter reads *.prom only: the temporary file is not one. */
+	char *tmp = xasprintf("%s/.%s.XXXXXX", dir, name);
+	int fd = mkstemp(tmp), ok = 0;
+	size_t len = strlen(text), done = 0;
+
+	if (fd < 0) {
+		warn("cannot create a file in %s", dir);
+		goto out;
+	}
+	while (done < len) {
+		ssize_t w = write(fd, text + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += w;
+	}
+	ok = done == len && !fchmod(fd, 0644) && !fsync(fd);
+	ok = !close(fd) && ok;
+	if (!ok || rename(tmp, path)) {
+		warn("cannot write %s", path);
+		unlink(tmp);
+		ok = 0;
+	}
+out:
+	free(tmp);
+	free(path);
+	return ok;
+}
+
+int cmd_export(const struct command *cmd, int argc, char **argv)
+{
+	enum { OPT_FORMAT = 0x100 };
+	static const struct option longopts[] = {
+		{ "textfile", required_argument, NULL, 't' },
+		{ "format",   required_argument, NULL, OPT_FORMAT },
+		{ "help",     no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, format = METRICS_PROMETHEUS, ok = 1;
+	struct metrics_device *devs;
+	const char *dir = NULL;
+	struct sample_set set;
+	char **names, *text = NULL;
+	size_t nnames, size = 0;
+	FILE *out;
+
+	while ((c = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			dir = optarg;
+			break;
+		case OPT_FORMAT:
+			format = metrics_format_arg(optarg);
+			break;
+		default:
+			other_option(cmd, c);
+		}
+	}
+	check_operands(cmd, argc, 0, INT_MAX);
+	/*
+	 * Named devices must be ioband devices; else every one there is,
+	 * none without the module: for a timer, no device is no error.
+	 */
+	if (optind < argc) {
+		names = argv + optind;
+		nnames = argc - optind;
+	} else {
+		names = list_ioband_devices(&nnames);
+	}
+	if (take_sample_set(&set, names, nnames, NULL, optind == argc) &&
+	    optind < argc)
+		ok = 0;
+
+	out = open_memstream(&text, &size);
+	if (!out)
+		die_nomem();
+	devs = metrics_devices(&set);
+	if (metrics_write(out, format, devs, set.n) | fclose(out))
+		die_nomem();
+	free(devs);
+	free_sample_set(&set);
+	if (names != argv + optind)
+		free_names(names, nnames);
+
+	if (!ok) {
+		/* A named device failed: no file that leaves it out. */
+	} else if (dir) {
+		ok = write_atomically(dir, "ioband.prom", text);
+	} else {
+		fputs(text, stdout);
+		ok = !fflush(stdout) && !ferror(stdout);
+	}
+	free(text);
+	return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 /* top's terminal: raw keys, the alternate screen, restored at exit. */

@@ -62,7 +62,7 @@ static char *dm_name_of(const char *majmin)
 static char *resolve_tab_device(const char *dev)
 {
 	char *path, *mm, *dm;
-	struct ioband_table t;
+	struct ioband_table_args t;
 
 	if (*dev != '/' && strchr(dev, '=')) {
 		path = blkid_evaluate_tag(dev, NULL, NULL);
@@ -146,6 +146,18 @@ static int tab_group_id(struct apply_state *st, const struct iobandtab_entry *e,
 		st->pending++;
 		return 0;
 	}
+	if (rc == -ESRCH) {
+		fprintf(stderr, "iobandctl: %s:%u: %s: unit %s is not running: "
+			"attached when it starts (iobandctl apply)\n",
+			st->file, e->line, e->name, g->key);
+		st->pending++;
+		return 0;
+	}
+	if (rc == -ENXIO) {
+		entry_error(st, e, "group %s: systemd has no such unit (write "
+			    "./%s for a cgroup of that name)", g->key, g->key);
+		return 0;
+	}
 	entry_error(st, e, "group %s: %s", g->key, rc == -ENOENT ?
 		    "no such user or group" : group_type_key_help(e->group_type));
 	return 0;
@@ -161,7 +173,7 @@ static int same_spec(enum ioband_spec spec, const struct ioband_group_spec *a,
 
 /* Bring the live device to entry @e with messages; never detaches. */
 static void update_device(struct apply_state *st, const struct iobandtab_entry *e,
-			  const struct ioband_table *want, const char *mm)
+			  const struct ioband_table_args *want, const char *mm)
 {
 	struct ioband_group_spec cur;
 	enum ioband_spec spec;
@@ -187,7 +199,7 @@ static void update_device(struct apply_state *st, const struct iobandtab_entry *
 		change_device(e->name, "policy %s", want->policy);
 		strcpy(tg.table.policy, want->policy);
 	}
-	spec = ioband_policy_spec(want->policy);
+	spec = ioband_spec_of_policy(want->policy);
 	/* io_throttle <= io_limit at each step. */
 	if (want->io_throttle && want->io_throttle != tg.table.io_throttle &&
 	    want->io_throttle <= tg.table.io_limit)
@@ -229,7 +241,7 @@ out:
 
 static void apply_entry(struct apply_state *st, const struct iobandtab_entry *e)
 {
-	struct ioband_table want;
+	struct ioband_table_args want;
 	unsigned int failures = soft_failures, bad = st->bad;
 	char *mm, *params;
 	size_t i;
@@ -267,11 +279,8 @@ static void apply_entry(struct apply_state *st, const struct iobandtab_entry *e)
 	if (device_exists(e->name)) {
 		update_device(st, e, &want, mm);
 	} else {
-		rc = ioband_format_params(&want, &params);
-		if (rc)
-			errx(EXIT_FAILURE, "cannot build the table: %s",
-			     strerror(-rc));
-		if (!create_device(e->name, device_sectors(mm), params))
+		params = checked_params(&want);
+		if (!params || !create_device(e->name, device_sectors(mm), params))
 			entry_error(st, e, "not created");
 		free(params);
 	}
@@ -363,13 +372,21 @@ int cmd_apply(const struct command *cmd, int argc, char **argv)
 				continue;
 			for (j = 0; j < entries[i].nr_groups; j++) {
 				const char *k = entries[i].groups[j].key;
+				char *unit_path;
 
-				if (!strncmp(k, root, strlen(root)) &&
-				    k[strlen(root)] == '/')
+				/* A unit's, where its cgroup appears. */
+				if (unit_key(k)) {
+					if (unit_cgroup(k, &unit_path))
+						continue;
+					printf("%s%s\n", root, unit_path);
+					free(unit_path);
+				} else if (!strncmp(k, root, strlen(root)) &&
+					   k[strlen(root)] == '/') {
 					printf("%s\n", k);
-				else
+				} else {
 					printf("%s%s%s\n", root, *k == '/' ? "" : "/",
 					       k);
+				}
 			}
 		}
 		free(root);
@@ -456,7 +473,7 @@ int cmd_save(const struct command *cmd, int argc, char **argv)
 		"# <name> <device> <options> [<key>=<spec>...]\n", when);
 	for (i = 0; i < n; i++) {
 		struct iobandtab_entry e;
-		struct ioband_table t;
+		struct ioband_table_args t;
 		struct ioband_group_spec g;
 		uint64_t *ids;
 		char **names;

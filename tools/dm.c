@@ -254,7 +254,7 @@ int check_parsed(int rc, const char *name, const char *what,
 }
 
 /* Read the table of ioband device @name; 0 after a warning. */
-int load_table(const char *name, struct ioband_table *t,
+int load_table(const char *name, struct ioband_table_args *t,
 		      uint64_t *sectors, int quiet)
 {
 	struct dm_task *dmt = ioband_task(DM_DEVICE_TABLE, name, quiet);
@@ -264,7 +264,7 @@ int load_table(const char *name, struct ioband_table *t,
 	if (!dmt)
 		return 0;
 	params = task_params(dmt, sectors);
-	ok = check_parsed(ioband_parse_table(params, t), name, "table", params,
+	ok = check_parsed(ioband_parse_params(params, t), name, "table", params,
 			  quiet);
 	dm_task_destroy(dmt);
 	return ok;

@@ -123,7 +123,13 @@ static const struct command commands[] = {
 	  " -i, --interval <secs>  report again every <secs> seconds, the rates of\n"
 	  "                          the interval\n"
 	  " -c, --count <n>        stop after <n> reports (with --interval)\n"
-	  " -J, --json             use JSON output format (one object per report)\n"
+	  " -J, --json             use JSON output format (one object per report:\n"
+	  "                          the rows with their raw counters, and the\n"
+	  "                          devices' domain fields)\n"
+	  "     --format <fmt>     table (default), json, prometheus (the text\n"
+	  "                          exposition format) or openmetrics: the\n"
+	  "                          counters once, for a collector\n"
+	  "     --prometheus       the same as --format prometheus\n"
 	  " -r, --raw              use raw output format\n"
 	  " -n, --noheadings       don't print headings\n"
 	  " -b, --bytes            print sizes in bytes, not in human-readable form\n"
@@ -139,6 +145,19 @@ static const struct command commands[] = {
 	  "                            terminal control, for logs and scripts\n"
 	  " -o, --output <list>      columns to print (+<list> adds to the default)\n"
 	  " -h, --help               display this help\n", stat_columns_help },
+	{ "export", cmd_export, "[options] [<name>...]",
+	  "Print the counters of all ioband devices (or of <name>...) for\n"
+	  "Prometheus, or write them where node_exporter's textfile collector\n"
+	  "reads them",
+	  "Options:\n"
+	  " -t, --textfile <dir>   write <dir>/ioband.prom (written aside, then\n"
+	  "                          renamed: a reader never sees half of it)\n"
+	  "     --format <fmt>     prometheus (the text exposition format,\n"
+	  "                          default) or openmetrics\n"
+	  " -h, --help             display this help\n"
+	  "\n"
+	  "The metrics are described in iobandctl(8); iobandctl-export.timer\n"
+	  "runs this every 15 seconds.\n", NULL },
 	{ "apply", cmd_apply, "[options] [<file>]",
 	  "Set up the ioband devices of <file> (default /etc/iobandtab): create\n"
 	  "those that do not exist, bring the others to the file's policy,\n"

@@ -24,6 +24,7 @@
 #include "iobandtab.h"
 #include "report.h"
 #include "strprintf.h"
+#include "unit.h"
 
 #define MOUNTINFO	"/proc/self/mountinfo"
 
@@ -49,6 +50,7 @@ void check_policy(const char *policy);
 void parse_range_arg(const char *what, const char *arg,
 		     struct ioband_group_spec *g);
 void check_name(const char *name);
+char *checked_params(const struct ioband_table_args *t);
 
 /* cli.c: group keys */
 
@@ -96,7 +98,7 @@ struct dm_task *ioband_task(int type, const char *name, int quiet);
 const char *task_params(struct dm_task *dmt, uint64_t *length);
 int check_parsed(int rc, const char *name, const char *what, const char *text,
 		 int quiet);
-int load_table(const char *name, struct ioband_table *t, uint64_t *sectors,
+int load_table(const char *name, struct ioband_table_args *t, uint64_t *sectors,
 	       int quiet);
 int send_message(const char *name, const char *msg, char **response, int *err);
 
@@ -118,7 +120,7 @@ char *device_name(const char *majmin);
  */
 struct target {
 	const char *name;
-	struct ioband_table table;
+	struct ioband_table_args table;
 	char *cgroup_root;
 };
 
@@ -137,7 +139,7 @@ int create_device(const char *name, uint64_t sectors, const char *params);
 
 struct sample {
 	char *name;
-	struct ioband_table table;
+	struct ioband_table_args table;
 	struct ioband_stats stats;
 	char **names;		/* per group; NULL entries print the id */
 	uint64_t when_ns;
@@ -175,6 +177,7 @@ int cmd_apply(const struct command *cmd, int argc, char **argv);
 int cmd_save(const struct command *cmd, int argc, char **argv);
 int cmd_stat(const struct command *cmd, int argc, char **argv);
 int cmd_top(const struct command *cmd, int argc, char **argv);
+int cmd_export(const struct command *cmd, int argc, char **argv);
 void stat_columns_help(void);
 
 #endif /* IOBANDCTL_H */

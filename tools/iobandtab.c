@@ -162,7 +162,7 @@ static int parse_options(char *opts, struct iobandtab_entry *e,
 			if (copy_word(e->domain, sizeof(e->domain), val) ||
 			    !ioband_valid_domain(e->domain))
 				return bad(err, errlen, "domain '%s': want 1 to %d "
-					   "characters", val, IOBAND_DOMAIN_MAX);
+					   "characters", val, IOBAND_DOMAIN_ID_MAX);
 			break;
 		case 1:
 			if (copy_word(e->group_type, sizeof(e->group_type), val) ||
@@ -255,9 +255,9 @@ static int parse_fields(char **f, size_t nf, struct iobandtab_entry *e,
 		    !ioband_valid_domain(e->domain))
 			return bad(err, errlen, "name '%s' is longer than %d "
 				   "characters: give domain=<id>", e->name,
-				   IOBAND_DOMAIN_MAX);
+				   IOBAND_DOMAIN_ID_MAX);
 	}
-	spec = ioband_policy_spec(e->policy);
+	spec = ioband_spec_of_policy(e->policy);
 	if (default_arg) {
 		if (ioband_parse_spec(spec, default_arg, &e->default_spec))
 			return bad(err, errlen, "default '%s': want %s under "
@@ -325,7 +325,7 @@ int iobandtab_parse_line(const char *line, unsigned int lineno,
 	e->line = lineno;
 	strcpy(e->group_type, "cgroup");
 	strcpy(e->policy, "weight");
-	e->default_spec.weight = IOBAND_WEIGHT_DEFAULT;
+	e->default_spec.weight = IOBAND_DEFAULT_WEIGHT;
 
 	f = calloc(FIELDS_MAX, sizeof(*f));
 	if (!f) {
@@ -454,7 +454,7 @@ void iobandtab_free(struct iobandtab_entry *entries, size_t n)
 /* Write @e as one line that iobandtab_parse_line() reads back. */
 int iobandtab_format_entry(const struct iobandtab_entry *e, FILE *out)
 {
-	enum ioband_spec spec = ioband_policy_spec(e->policy);
+	enum ioband_spec spec = ioband_spec_of_policy(e->policy);
 	char *name = iobandtab_escape(e->name);
 	char *dev = iobandtab_escape(e->device);
 	char *domain = iobandtab_escape(e->domain);
