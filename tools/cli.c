@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libsmartcols.h>
 
@@ -185,6 +187,42 @@ char *checked_params(const struct ioband_table_args *t)
 	      detail);
 	free(params);
 	return NULL;
+}
+
+/*
+ * Write @text to @path so that a reader sees all of it or none: written
+ * aside as @path.XXXXXX (mode 0644), synced, renamed. 1, or 0 after a
+ * warning.
+ */
+int write_file_atomically(const char *path, const char *text)
+{
+	char *tmp = xasprintf("%s.XXXXXX", path);
+	size_t len = strlen(text), done = 0;
+	int fd = mkstemp(tmp), ok;
+
+	if (fd < 0) {
+		warn("cannot create a file beside %s", path);
+		free(tmp);
+		return 0;
+	}
+	while (done < len) {
+		ssize_t w = write(fd, text + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += w;
+	}
+	ok = done == len && !fchmod(fd, 0644) && !fsync(fd);
+	ok = !close(fd) && ok;
+	if (!ok || rename(tmp, path)) {
+		warn("cannot write %s", path);
+		unlink(tmp);
+		ok = 0;
+	}
+	free(tmp);
+	return ok;
 }
 
 /*

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -257,42 +256,6 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
-/* Write @text to @dir/@name so that a reader sees all of it or none. */
-static int write_atomically(const char *dir, const char *name,
-			    const char *text)
-{
-	char *path = xasprintf("%s/%s", dir, name);
-	/* node_exporter reads *.prom only: the temporary file is not one. */
-	char *tmp = xasprintf("%s/.%s.XXXXXX", dir, name);
-	int fd = mkstemp(tmp), ok = 0;
-	size_t len = strlen(text), done = 0;
-
-	if (fd < 0) {
-		warn("cannot create a file in %s", dir);
-		goto out;
-	}
-	while (done < len) {
-		ssize_t w = write(fd, text + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		done += w;
-	}
-	ok = done == len && !fchmod(fd, 0644) && !fsync(fd);
-	ok = !close(fd) && ok;
-	if (!ok || rename(tmp, path)) {
-		warn("cannot write %s", path);
-		unlink(tmp);
-		ok = 0;
-	}
-out:
-	free(tmp);
-	free(path);
-	return ok;
-}
-
 int cmd_export(const struct command *cmd, int argc, char **argv)
 {
 	enum { OPT_FORMAT = 0x100 };
@@ -351,7 +314,11 @@ int cmd_export(const struct command *cmd, int argc, char **argv)
 	if (!ok) {
 		/* A named device failed: no file that leaves it out. */
 	} else if (dir) {
-		ok = write_atomically(dir, "ioband.prom", text);
+		/* node_exporter reads *.prom only: not the file written aside. */
+		char *path = xasprintf("%s/ioband.prom", dir);
+
+		ok = write_file_atomically(path, text);
+		free(path);
 	} else {
 		fputs(text, stdout);
 		ok = !fflush(stdout) && !ferror(stdout);

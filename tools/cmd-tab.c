@@ -431,10 +431,10 @@ int cmd_save(const struct command *cmd, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	blkid_cache cache = NULL;
-	char **devs, *tmp = NULL;
+	char **devs, *text = NULL;
 	const char *file = NULL;
 	int c, paths = 0, ok = 1;
-	size_t n, i, j;
+	size_t n, i, j, size;
 	time_t now = time(NULL);
 	char when[64];
 	FILE *out = stdout;
@@ -455,18 +455,11 @@ int cmd_save(const struct command *cmd, int argc, char **argv)
 	devs = list_ioband_devices(&n);
 	if (!paths && blkid_get_cache(&cache, "/dev/null"))
 		cache = NULL;
+	/* A file is written aside, then renamed: never half a file. */
 	if (file) {
-		int fd;
-
-		/* Written aside, then renamed: never half a file. */
-		tmp = xasprintf("%s.XXXXXX", file);
-		fd = mkstemp(tmp);
-		if (fd < 0)
-			err(EXIT_FAILURE, "cannot create %s", tmp);
-		fchmod(fd, 0644);
-		out = fdopen(fd, "w");
+		out = open_memstream(&text, &size);
 		if (!out)
-			err(EXIT_FAILURE, "cannot write %s", tmp);
+			die_nomem();
 	}
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
 	fprintf(out, "# iobandtab(5) written by iobandctl save on %s\n"
@@ -525,16 +518,10 @@ int cmd_save(const struct command *cmd, int argc, char **argv)
 		blkid_put_cache(cache);
 	free_names(devs, n);
 	if (file) {
-		if (fflush(out) || fsync(fileno(out)) || ferror(out))
-			ok = 0;
-		if (fclose(out))
-			ok = 0;
-		if (!ok || rename(tmp, file)) {
-			warn("cannot write %s", file);
-			unlink(tmp);
-			ok = 0;
-		}
-		free(tmp);
+		if (ferror(out) | fclose(out))
+			die_nomem();
+		ok = ok && write_file_atomically(file, text);
+		free(text);
 	} else if (fflush(stdout) || ferror(stdout)) {
 		ok = 0;
 	}

@@ -51,6 +51,7 @@ void parse_range_arg(const char *what, const char *arg,
 		     struct ioband_group_spec *g);
 void check_name(const char *name);
 char *checked_params(const struct ioband_table_args *t);
+int write_file_atomically(const char *path, const char *text);
 
 /* cli.c: group keys */
 

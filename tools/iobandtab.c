@@ -224,6 +224,44 @@ int iobandtab_add_group(struct iobandtab_entry *e, const char *key,
 
 #define FIELDS_MAX	4096
 
+/*
+ * The device's knobs and default group as the kernel's table parser
+ * takes them (the groups' specs are checked as they are read): an
+ * io_limit or token_base out of the kernel's range is the line's error,
+ * in the kernel's words, before apply builds a table.
+ */
+static int check_knobs(const struct iobandtab_entry *e, char *err,
+		       size_t errlen)
+{
+	char nums[3][16], spec[IOBAND_GROUP_ARG_MAX + 1], detail[IOBAND_ERROR_MAX];
+	struct ioband_table table;
+	const char *error;
+	char *argv[8];
+
+	snprintf(nums[0], sizeof(nums[0]), "%u", e->io_throttle);
+	snprintf(nums[1], sizeof(nums[1]), "%u", e->io_limit);
+	snprintf(nums[2], sizeof(nums[2]), "%u", e->token_base);
+	spec[0] = ':';
+	if (ioband_format_spec(ioband_spec_of_policy(e->policy), &e->default_spec,
+			       spec + 1, sizeof(spec) - 1))
+		return bad(err, errlen, "the default group's spec is too long");
+	argv[0] = "0:0";	/* the device is resolved when applied */
+	argv[1] = (char *)e->domain;
+	argv[2] = nums[0];
+	argv[3] = nums[1];
+	argv[4] = (char *)e->group_type;
+	argv[5] = (char *)e->policy;
+	argv[6] = nums[2];
+	argv[7] = spec;
+	error = ioband_parse_table(&table, 8, argv, detail, sizeof(detail));
+	if (error)
+		return bad(err, errlen, "%s", error);
+	if (e->has_carryover && e->carryover > IOBAND_MAX_CARRYOVER)
+		return bad(err, errlen, "carryover '%u': want a number 0..%u",
+			   e->carryover, IOBAND_MAX_CARRYOVER);
+	return 0;
+}
+
 static int parse_fields(char **f, size_t nf, struct iobandtab_entry *e,
 			char *err, size_t errlen)
 {
@@ -304,7 +342,7 @@ static int parse_fields(char **f, size_t nf, struct iobandtab_entry *e,
 		if (rc)
 			return rc;
 	}
-	return 0;
+	return check_knobs(e, err, errlen);
 }
 
 /*

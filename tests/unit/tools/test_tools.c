@@ -1628,6 +1628,9 @@ static const char *const tab_bad_lines[] = {
 	"a/b /dev/sdb -",				/* name */
 	"a /dev/sdb policy",				/* option */
 	"a /dev/sdb policy=bogus",
+	"a /dev/sdb io_limit=65537",			/* the kernel's ranges */
+	"a /dev/sdb token_base=1073741825",
+	"a /dev/sdb carryover=1025",
 	"a /dev/sdb type=node",
 	"a /dev/sdb color=red",
 	"a /dev/sdb domain=0123456789012345678901234567890123",
