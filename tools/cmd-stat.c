@@ -117,21 +117,12 @@ static struct metrics_device *metrics_devices(const struct sample_set *set)
 	return devs;
 }
 
-/*
- * @json, the rows as libsmartcols wrote them ({ "ioband": [...] }), with
- * the devices' domain fields after the rows, to stdout.
- */
+/* The rows as libsmartcols wrote them, then the devices, to stdout. */
 static void print_json_report(const char *json, const struct sample_set *set)
 {
 	struct metrics_device *devs = metrics_devices(set);
-	const char *end = strrchr(json, '}');
-	size_t len = end ? (size_t)(end - json) : strlen(json);
 
-	while (len && json[len - 1] == '\n')
-		len--;
-	printf("%.*s,\n", (int)len, json);
-	metrics_write_json_devices(stdout, devs, set->n, "   ");
-	printf("\n}\n");
+	metrics_write_json_report(stdout, json, devs, set->n);
 	free(devs);
 }
 

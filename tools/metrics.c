@@ -387,3 +387,17 @@ int metrics_write_json_devices(FILE *out, const struct metrics_device *devs,
 		fputc(']', out);
 	return ferror(out) ? -EIO : 0;
 }
+
+int metrics_write_json_report(FILE *out, const char *rows_json,
+			      const struct metrics_device *devs, size_t n)
+{
+	const char *end = strrchr(rows_json, '}');
+	size_t len = end ? (size_t)(end - rows_json) : strlen(rows_json);
+
+	while (len && rows_json[len - 1] == '\n')
+		len--;
+	fprintf(out, "%.*s,\n", (int)len, rows_json);
+	metrics_write_json_devices(out, devs, n, "   ");
+	fputs("\n}\n", out);
+	return ferror(out) ? -EIO : 0;
+}

@@ -40,4 +40,11 @@ int metrics_write(FILE *out, enum metrics_format format,
 int metrics_write_json_devices(FILE *out, const struct metrics_device *devs,
 			       size_t n, const char *indent);
 
+/*
+ * @rows_json, one object as libsmartcols writes a table ({ "ioband": [...]
+ * }), with "devices" added as its second member; a newline at the end.
+ */
+int metrics_write_json_report(FILE *out, const char *rows_json,
+			      const struct metrics_device *devs, size_t n);
+
 #endif /* IOBAND_METRICS_H */

@@ -954,6 +954,27 @@ static void test_report_json_raw(void)
 	CHECK(out && strstr(out, "\"wait_ns\": null,"));
 	CHECK(out && strstr(out, "\"read_bytes\": 40960,"));
 	free(out);
+	/* With the devices after the rows: still one valid object. */
+	{
+		struct ioband_stats st;
+		struct metrics_device dev = { "d", &st, NULL };
+		char *whole = NULL;
+		size_t size;
+		FILE *f = open_memstream(&whole, &size);
+
+		out = render_example(&rep, 1);
+		CHECK(f && out && !ioband_parse_stats(stats_example, &st));
+		if (f && out && !failed) {
+			metrics_write_json_report(f, out, &dev, 1);
+			fclose(f);
+			check_json(whole);
+			CHECK(whole && strstr(whole, "\"devices\": [\n      {\n         \"name\": \"d\","));
+			CHECK(whole && strstr(whole, "\"vtime\": 123456789012\n"));
+			ioband_stats_free(&st);
+		}
+		free(whole);
+		free(out);
+	}
 	/* Not in the human table. */
 	rep.opts.json = 0;
 	rep.opts.raw = 1;
