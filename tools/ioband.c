@@ -204,25 +204,6 @@ int ioband_parse_weight(const char *str, unsigned int *weight)
 	return rc;
 }
 
-/*
- * Split "KEY=W" at the last '=' (a cgroup name may hold one); *key is
- * allocated. Returns -EINVAL if there is no '=' or an empty side, -ERANGE if
- * W is not a weight (not a number, or out of range), or -ENOMEM.
- */
-int ioband_split_weight_arg(const char *arg, char **key, unsigned int *weight)
-{
-	const char *eq = strrchr(arg, '=');
-	int rc;
-
-	if (!eq || eq == arg || !eq[1])
-		return -EINVAL;
-	rc = ioband_parse_weight(eq + 1, weight);
-	if (rc)
-		return rc == -ENOMEM ? rc : -ERANGE;
-	*key = strndup(arg, eq - arg);
-	return *key ? 0 : -ENOMEM;
-}
-
 /* Render a spec as the table writes it (without the id and first ':'). */
 int ioband_format_spec(enum ioband_spec spec, const struct ioband_group_spec *g,
 		       char *buf, size_t len)
@@ -261,6 +242,17 @@ int ioband_split_spec_arg(enum ioband_spec spec, const char *arg, char **key,
 		return rc == -ENOMEM ? rc : -ERANGE;
 	*key = strndup(arg, eq - arg);
 	return *key ? 0 : -ENOMEM;
+}
+
+/* ioband_split_spec_arg() of a weight. */
+int ioband_split_weight_arg(const char *arg, char **key, unsigned int *weight)
+{
+	struct ioband_group_spec g;
+	int rc = ioband_split_spec_arg(IOBAND_SPEC_WEIGHT, arg, key, &g);
+
+	if (!rc)
+		*weight = g.weight;
+	return rc;
 }
 
 void ioband_table_default_spec(const struct ioband_table_args *t,
