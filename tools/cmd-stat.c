@@ -136,6 +136,40 @@ static int metrics_format_arg(const char *arg)
 	return format;
 }
 
+/*
+ * Below the table, one line per device: the dispatch window the module
+ * keeps (its stats message's window_* fields) and what it was derived
+ * from, and how writeback is attributed. A module without them prints
+ * nothing here.
+ */
+static void print_windows(const struct sample_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->n; i++) {
+		const struct ioband_stats *st = &set->samples[i].stats;
+		const char *sectors, *flight, *rate, *lat, *wb;
+
+		sectors = ioband_stats_field(st->fields, st->nr_fields,
+					     "window_sectors");
+		flight = ioband_stats_field(st->fields, st->nr_fields,
+					    "in_flight_sectors");
+		rate = ioband_stats_field(st->fields, st->nr_fields,
+					  "window_rate_kbps");
+		lat = ioband_stats_field(st->fields, st->nr_fields,
+					 "window_min_lat_ns");
+		wb = ioband_stats_field(st->fields, st->nr_fields,
+					"writeback_attribution");
+		if (!sectors || !flight || !rate || !lat)
+			continue;
+		printf("%s: window %.0f KiB (2 x %.2f MB/s x %.3f ms, at least 8 KiB), %.0f KiB in flight%s%s\n",
+		       set->samples[i].name, strtod(sectors, NULL) / 2,
+		       strtod(rate, NULL) * 1024 / 1e6, strtod(lat, NULL) / 1e6,
+		       strtod(flight, NULL) / 2,
+		       wb ? "; writeback charged by " : "", wb ? wb : "");
+	}
+}
+
 int cmd_stat(const struct command *cmd, int argc, char **argv)
 {
 	enum { OPT_FORMAT = 0x100, OPT_PROMETHEUS };
@@ -234,10 +268,13 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 		}
 		range_columns(&w, &cur);
 		out = render_rows(&w.report, cur.rows, cur.nrows);
-		if (w.report.opts.json)
+		if (w.report.opts.json) {
 			print_json_report(out, &cur);
-		else
+		} else {
 			printf("%s%s\n", n ? "\n" : "", out);
+			if (!w.report.opts.raw && !w.report.opts.noheadings)
+				print_windows(&cur);
+		}
 		fflush(stdout);
 		free(out);
 		free_sample_set(&prev);
