@@ -61,18 +61,24 @@
 /* The least utilisation a settled window leaves a backlogged device. */
 #define MIN_UTILISATION		0.95
 
+/* The simulator's invariants (enum sim_violation), then these. */
 enum prop {
-	P_LIMIT, P_WINDOW, P_CONSERVING, P_TIMER, P_FAIR, P_URGENT, P_LOSS,
-	P_ACCOUNTING, P_SHARES, P_THROUGHPUT, P_CAP, P_RESERVE, NR_PROPS
+	P_SHARES = SIM_NR_VIOLATIONS, P_THROUGHPUT, P_RESERVE, NR_PROPS
 };
 
 static const char *const prop_names[NR_PROPS] = {
-	"io_limit_respected", "window_respected", "work_conserving",
-	"timer_due_while_waiting", "pairwise_fairness_bound",
-	"urgent_never_held", "no_item_lost", "counters_agree",
-	"shares_within_bound_when_backlogged_or_competing",
-	"settled_window_keeps_device_busy", "range_caps_never_exceeded",
-	"range_reservations_met_when_feasible",
+	[SIM_OVER_LIMIT] = "io_limit_respected",
+	[SIM_OVER_WINDOW] = "window_respected",
+	[SIM_NOT_CONSERVING] = "work_conserving",
+	[SIM_STALLED] = "timer_due_while_waiting",
+	[SIM_UNFAIR] = "pairwise_fairness_bound",
+	[SIM_URGENT_HELD] = "urgent_never_held",
+	[SIM_LOST] = "no_item_lost",
+	[SIM_ACCOUNTING] = "counters_agree",
+	[SIM_OVER_CAP] = "range_caps_never_exceeded",
+	[P_SHARES] = "shares_within_bound_when_backlogged_or_competing",
+	[P_THROUGHPUT] = "settled_window_keeps_device_busy",
+	[P_RESERVE] = "range_reservations_met_when_feasible",
 };
 
 static u64 failures[NR_PROPS];
@@ -670,26 +676,11 @@ static bool has_writeback(const struct sim_cfg *cfg)
 /* The invariants the simulator checks on every event. */
 static void check_invariants(u64 seed, const struct sim_result *res)
 {
-	const char *why = res->first_violation;
+	u32 v;
 
-	if (res->over_limit)
-		fail(P_LIMIT, seed, why);
-	if (res->over_window)
-		fail(P_WINDOW, seed, why);
-	if (res->not_conserving)
-		fail(P_CONSERVING, seed, why);
-	if (res->stalled)
-		fail(P_TIMER, seed, why);
-	if (res->unfair)
-		fail(P_FAIR, seed, why);
-	if (res->urgent_held)
-		fail(P_URGENT, seed, why);
-	if (res->lost)
-		fail(P_LOSS, seed, why);
-	if (res->accounting)
-		fail(P_ACCOUNTING, seed, why);
-	if (res->over_cap)
-		fail(P_CAP, seed, why);
+	for (v = 0; v < SIM_NR_VIOLATIONS; v++)
+		if (res->violations[v])
+			fail((enum prop)v, seed, res->first_violation);
 }
 
 /* PROPTEST_SEED=N, _THROUGHPUT_SEED=N or _RANGE_SEED=N: print one. */

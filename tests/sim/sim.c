@@ -141,9 +141,22 @@ struct sim {
 	bool range_ever;	/* the pairwise SFQ bound is not checked */
 };
 
-static void violation(struct sim *s, u64 *counter, const char *what)
+const char *const sim_violation_names[SIM_NR_VIOLATIONS] = {
+	[SIM_OVER_LIMIT] = "over_limit",
+	[SIM_OVER_WINDOW] = "over_window",
+	[SIM_NOT_CONSERVING] = "not_conserving",
+	[SIM_STALLED] = "stalled",
+	[SIM_UNFAIR] = "unfair",
+	[SIM_URGENT_HELD] = "urgent_held",
+	[SIM_LOST] = "lost",
+	[SIM_ACCOUNTING] = "accounting",
+	[SIM_OVER_CAP] = "over_cap",
+};
+
+static void violation(struct sim *s, enum sim_violation kind,
+		      const char *what)
 {
-	(*counter)++;
+	s->res->violations[kind]++;
 	if (!s->res->first_violation[0])
 		snprintf(s->res->first_violation,
 			 sizeof(s->res->first_violation), "t=%llu ns: %s",
@@ -264,7 +277,7 @@ static void check_pair(struct sim *s, u32 i, u32 j)
 		snprintf(msg, sizeof(msg),
 			 "groups %u and %u: normalised gap %.3g > bound %.3g",
 			 i, j, (double)gap, (double)bound);
-		violation(s, &s->res->unfair, msg);
+		violation(s, SIM_UNFAIR, msg);
 	}
 }
 
@@ -515,7 +528,7 @@ static void cap_check(struct sim *s, struct ioband_sched_entity *e,
 		snprintf(msg, sizeof(msg),
 			 "group %u above max %u KB/s by %.0f sectors",
 			 idx, e->max_kbps, excess);
-		violation(s, &s->res->over_cap, msg);
+		violation(s, SIM_OVER_CAP, msg);
 	}
 }
 
@@ -543,13 +556,13 @@ static void window_check(struct sim *s, const struct sim_item *item)
 	u64 before_sectors = w->in_flight_sectors - item->si.sectors;
 
 	if (s->sched.io_limit && before >= s->sched.io_limit)
-		violation(s, &s->res->over_limit, "in flight above io_limit");
+		violation(s, SIM_OVER_LIMIT, "in flight above io_limit");
 	if (before && before_sectors >= w->sectors)
-		violation(s, &s->res->over_window,
+		violation(s, SIM_OVER_WINDOW,
 			  "dispatched with the window full");
 	if (w->sectors < IOBAND_WINDOW_MIN_SECTORS ||
 	    w->sectors > IOBAND_WINDOW_MAX_SECTORS)
-		violation(s, &s->res->over_window,
+		violation(s, SIM_OVER_WINDOW,
 			  "window outside [8 KiB, 64 MiB]");
 }
 
@@ -575,7 +588,7 @@ static void dispatched(struct sim *s, struct sim_item *item,
 	s->in_flight_sectors += item->si.sectors;
 	if (s->in_flight != s->sched.in_flight ||
 	    s->in_flight_sectors != s->sched.window.in_flight_sectors)
-		violation(s, &s->res->accounting, "in flight counts disagree");
+		violation(s, SIM_ACCOUNTING, "in flight counts disagree");
 	if (s->in_flight > s->res->max_in_flight)
 		s->res->max_in_flight = s->in_flight;
 	if (s->in_flight_sectors > s->res->max_in_flight_sectors)
@@ -640,7 +653,7 @@ static void arm_timer(struct sim *s)
 		at = s->now;
 	if (at == s->now && s->timer_fired_at == s->now &&
 	    s->timer_fired_now >= TIMER_LOOP_MAX) {
-		violation(s, &s->res->stalled,
+		violation(s, SIM_STALLED,
 			  "the timer fires again and again at one instant");
 		return;
 	}
@@ -669,11 +682,11 @@ static void pump(struct sim *s)
 	}
 	track_waiters(s);
 	if (ioband_sched_has_work(&s->sched))
-		violation(s, &s->res->not_conserving,
+		violation(s, SIM_NOT_CONSERVING,
 			  "has_work after the dispatch loop ended");
 	arm_timer(s);
 	if (s->sched.nr_queued != s->held)
-		violation(s, &s->res->accounting, "nr_queued != held");
+		violation(s, SIM_ACCOUNTING, "nr_queued != held");
 	if (s->sched.credit > s->credit_max)
 		s->credit_max = s->sched.credit;
 }
@@ -695,7 +708,7 @@ static void check_conserving(struct sim *s)
 	if (!sched->nr_queued)
 		return;
 	if (sched->passthrough) {
-		violation(s, &s->res->not_conserving,
+		violation(s, SIM_NOT_CONSERVING,
 			  "items held in passthrough");
 		return;
 	}
@@ -704,7 +717,7 @@ static void check_conserving(struct sim *s)
 		return;
 	if (ioband_policy_is_range(sched->params.policy)) {
 		if (sched->ptree.leftmost || !sched->ltree.leftmost) {
-			violation(s, &s->res->not_conserving,
+			violation(s, SIM_NOT_CONSERVING,
 				  "held with room below, a group under its max");
 			return;
 		}
@@ -717,14 +730,14 @@ static void check_conserving(struct sim *s)
 			container_of(sched->ptree.leftmost,
 				     struct ioband_sched_entity, pnode) : NULL;
 		if (!first || !first->waiting || first->nr_queued) {
-			violation(s, &s->res->not_conserving,
+			violation(s, SIM_NOT_CONSERVING,
 				  "held with room below, no group waited for");
 			return;
 		}
 		due = first->active_ns + IOBAND_IDLE_NS;
 	}
 	if (!s->timer_at || s->timer_at > due)
-		violation(s, &s->res->stalled,
+		violation(s, SIM_STALLED,
 			  "held with room below, no timer due in time");
 }
 
@@ -803,7 +816,7 @@ static void submit_item(struct sim *s, u32 i, u32 sectors,
 		track_waiters(s);
 		s->held++;
 		if (flags & IOBAND_ITEM_URGENT)
-			violation(s, &s->res->urgent_held,
+			violation(s, SIM_URGENT_HELD,
 				  "an urgent item was held");
 	}
 	if (ioband_sched_has_work(&s->sched))
@@ -1110,9 +1123,12 @@ void sim_result_free(struct sim_result *res)
 
 u64 sim_violations(const struct sim_result *res)
 {
-	return res->over_limit + res->over_window + res->not_conserving +
-	       res->lost + res->unfair + res->accounting + res->over_cap +
-	       res->stalled + res->urgent_held;
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < SIM_NR_VIOLATIONS; i++)
+		sum += res->violations[i];
+	return sum;
 }
 
 int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
@@ -1180,7 +1196,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 
 		s.now = ev.t;
 		if (s.held && s.now - s.progress_ns > STUCK_NS) {
-			violation(&s, &res->lost,
+			violation(&s, SIM_LOST,
 				  "items held, nothing sent down for 1000 s");
 			break;
 		}
@@ -1240,10 +1256,11 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		struct sim_group_result *gr = &res->groups[i];
 
 		if (gr->submitted != gr->completed)
-			res->lost += gr->submitted - gr->completed;
+			res->violations[SIM_LOST] +=
+				gr->submitted - gr->completed;
 	}
 	if (!ioband_sched_idle(&s.sched) || s.held)
-		violation(&s, &res->lost, "core not idle after drain");
+		violation(&s, SIM_LOST, "core not idle after drain");
 	res->window_ns = cfg->duration_ns > cfg->warmup_ns ?
 			 cfg->duration_ns - cfg->warmup_ns : 0;
 	if (res->window_ns)
@@ -1501,16 +1518,11 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 	print_split(out, cfg, res, "sectors", true);
 	if (cfg->params.policy != IOBAND_POLICY_WEIGHT_IOSIZE)
 		print_split(out, cfg, res, "tokens", false);
-	fprintf(out, "invariants: over_limit %llu, over_window %llu, not_conserving %llu, lost %llu, unfair %llu, accounting %llu, over_cap %llu, stalled %llu, urgent_held %llu; worst pair gap %.2f of bound; timers %llu\n",
-		(unsigned long long)res->over_limit,
-		(unsigned long long)res->over_window,
-		(unsigned long long)res->not_conserving,
-		(unsigned long long)res->lost,
-		(unsigned long long)res->unfair,
-		(unsigned long long)res->accounting,
-		(unsigned long long)res->over_cap,
-		(unsigned long long)res->stalled,
-		(unsigned long long)res->urgent_held,
+	fprintf(out, "invariants:");
+	for (i = 0; i < SIM_NR_VIOLATIONS; i++)
+		fprintf(out, "%s %s %llu", i ? "," : "", sim_violation_names[i],
+			(unsigned long long)res->violations[i]);
+	fprintf(out, "; worst pair gap %.2f of bound; timers %llu\n",
 		res->worst_pair_ratio, (unsigned long long)res->timers);
 	if (res->first_violation[0])
 		fprintf(out, "first violation: %s\n", res->first_violation);

@@ -141,6 +141,23 @@ struct sim_cfg {
 	struct sim_expect *expects;
 };
 
+/* The invariants the model checks: what breaks one, counted per kind. */
+enum sim_violation {
+	SIM_OVER_LIMIT,		/* dispatched with io_limit in flight */
+	SIM_OVER_WINDOW,	/* dispatched with the window full */
+	SIM_NOT_CONSERVING,	/* held with room, nothing waited for */
+	SIM_STALLED,		/* held, room below, no timer due in time */
+	SIM_UNFAIR,		/* pairwise bound exceeded */
+	SIM_URGENT_HELD,	/* an urgent item not sent down at once */
+	SIM_LOST,		/* submitted and never completed */
+	SIM_ACCOUNTING,		/* queue counters disagree */
+	SIM_OVER_CAP,		/* a group above max by more than 2 items */
+	SIM_NR_VIOLATIONS
+};
+
+/* Their names in ioband-sim's "invariants:" line. */
+extern const char *const sim_violation_names[SIM_NR_VIOLATIONS];
+
 struct sim_group_result {
 	u64 submitted;
 	u64 completed;
@@ -186,16 +203,7 @@ struct sim_result {
 	u64 window_sectors;
 	u64 window_max;
 	struct ioband_sched_stats stats;	/* the core's, at the end */
-	/* Invariant violations: all must be 0. */
-	u64 over_limit;		/* dispatched with io_limit in flight */
-	u64 over_window;	/* dispatched with the window full */
-	u64 not_conserving;	/* held with room, nothing waited for */
-	u64 lost;		/* submitted and never completed */
-	u64 unfair;		/* pairwise bound exceeded */
-	u64 accounting;		/* queue counters disagree */
-	u64 over_cap;		/* a group above max by more than 2 items */
-	u64 stalled;		/* held, room below, no timer due in time */
-	u64 urgent_held;	/* an urgent item not sent down at once */
+	u64 violations[SIM_NR_VIOLATIONS];	/* all must stay 0 */
 	u64 timers;		/* times the glue's timer fired */
 	double worst_pair_ratio; /* largest |gap| / bound seen */
 	char first_violation[160];
