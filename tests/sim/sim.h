@@ -57,9 +57,11 @@ struct sim_device {
 	/*
 	 * The tick model, when budget_bytes is set (mbps= sets it as
 	 * null_blk does, mbps MiB/s x tick_ns): every tick_ns the device
-	 * may start budget_bytes more; the IO that does not fit overdraws
-	 * the budget and waits in the FIFO, with all behind it, for the
-	 * next tick, as null_blk stops its queues and requeues it.
+	 * may start budget_bytes more; the IO that does not fit waits in
+	 * the FIFO, with all behind it, for the next tick, as null_blk
+	 * stops its queues and requeues it (one larger than a whole budget
+	 * starts on a whole one, its excess paid from the ticks after);
+	 * the timer stops after a tick with no IO, and restarts with one.
 	 */
 	u64 budget_bytes;
 	u64 tick_ns;
@@ -84,7 +86,7 @@ struct sim_group_cfg {
 	u32 discard_pct;	/* IOs marked IOBAND_ITEM_SIZED (writes) */
 	/* writeback: the pool of dirty and written-back sectors */
 	u64 pool_sectors;	/* dirty + under writeback, at most */
-	u64 dirty_rate;		/* sectors per second the writer dirties, 0 = at once */
+	u64 dirty_rate;		/* sectors/s the writer dirties, 0: at once */
 	u64 burst_sectors;	/* the flusher's burst, 0 = all that is dirty */
 	u64 gap_ns;		/* the flusher's pause after a full burst */
 	u32 min_kbps;		/* reservation (range policies), 0 = none */
