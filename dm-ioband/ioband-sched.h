@@ -65,8 +65,10 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * sectors, sized from the device's measured rate and latency. Never below
  * IOBAND_WINDOW_MIN_SECTORS (8 KiB) nor above IOBAND_WINDOW_MAX_SECTORS
  * (64 MiB); the rate is measured over periods of IOBAND_WINDOW_PERIOD_NS
- * and the latest IOBAND_WINDOW_RATE_PERIODS of them count; the minimum
- * latency is forgotten after IOBAND_WINDOW_MIN_LAT_NS without a new one.
+ * and the latest IOBAND_WINDOW_RATE_PERIODS of them count; the least
+ * latency of each of IOBAND_WINDOW_SIZE_CLASSES size classes (powers of
+ * two of sectors) is forgotten after IOBAND_WINDOW_MIN_LAT_NS without a
+ * new one.
  */
 #define IOBAND_WINDOW_MIN_SECTORS	16
 #define IOBAND_WINDOW_MAX_SECTORS	(1U << 17)
@@ -74,6 +76,7 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 #define IOBAND_WINDOW_PERIOD_NS		(50ULL * 1000 * 1000)
 #define IOBAND_WINDOW_RATE_PERIODS	8
 #define IOBAND_WINDOW_MIN_LAT_NS	(10ULL * 1000 * 1000 * 1000)
+#define IOBAND_WINDOW_SIZE_CLASSES	12
 
 /*
  * How long a group whose queue ran empty stays competing after its last
@@ -214,22 +217,35 @@ struct ioband_sched_stats {
 };
 
 /*
+ * The least completion latency of the items of one size class (section
+ * 14): sectors by powers of two, 1, 2-3, 4-7, ..., the last open-ended.
+ */
+struct ioband_window_class {
+	u64 min_lat_ns;		/* 0: none measured yet */
+	u64 min_lat_at_ns;	/* when min_lat_ns was last lowered or renewed */
+	u64 period_min_lat_ns;
+	u64 period_items;	/* of the class, completed in the current period */
+};
+
+/*
  * The dispatch window and what it is derived from (section 14): the
  * device's rate in sectors per second, the best of the latest periods,
- * and the least completion latency seen.
+ * and the latency of the load with no queue below: each size class's
+ * least latency, weighted by the items it completed in the latest
+ * period.
  */
 struct ioband_window {
 	u64 sectors;		/* the window: in flight below us at most */
 	u64 in_flight_sectors;
 	u64 rate;		/* sectors per second */
 	u64 min_lat_ns;		/* 0: none measured yet */
-	u64 min_lat_at_ns;	/* when min_lat_ns was last lowered or renewed */
 	u64 period_start_ns;
 	u64 period_sectors;	/* completed in the current period */
-	u64 period_min_lat_ns;
+	u64 period_items;
 	u64 period_rates[IOBAND_WINDOW_RATE_PERIODS];
 	u32 period_index;
 	u64 periods;		/* periods measured */
+	struct ioband_window_class classes[IOBAND_WINDOW_SIZE_CLASSES];
 };
 
 /* One bandwidth domain: every target sharing an ioband_device_id. */
