@@ -317,9 +317,10 @@ static void ioband_kick(struct ioband_domain *domain)
 }
 
 /*
- * Under the range policies a group over its max waits even with room
- * below: wake the worker when the earliest such group may go. Called
- * whenever the dispatch loop will not run otherwise.
+ * Bios may wait with room below: under the range policies for a group
+ * over its max, under the weight policies for a competing group's next
+ * bio (at most 2 ms). Wake the worker when the earliest such wait ends.
+ * Called whenever the dispatch loop will not run otherwise.
  */
 static void __ioband_arm_limit_timer(struct ioband_domain *domain)
 {
@@ -730,8 +731,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		group->stats.delayed[dir]++;
 		ib->time_ns = now_ns;
 	}
-	kick = !now && ioband_sched_has_work(&domain->sched);
-	if (!now && !kick)
+	/* A bio that went down may have ended a wait: others may go too. */
+	kick = ioband_sched_has_work(&domain->sched);
+	if (!kick)
 		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	rcu_read_unlock();

@@ -448,11 +448,36 @@
  * the others wait. A reader that thinks for 3 ms between IOs therefore
  * costs nothing; one that comes back within 2 ms gets its share.
  *
+ * Waiting is only worth it when what the others would get is taken from
+ * the waiting group: when the device queues our bios. A device with
+ * parallelism to spare (an SSD with 8 of its 32 channels busy) serves
+ * the others without slowing the waiting group, and waiting for it there
+ * only idles the device (in the simulator: a one-IO reader beside a deep
+ * writer held the device to 12,000 of its 80,000 IOPS, for no gain to
+ * the reader). So the window also measures how much the device queues:
+ * over each period, the latency of the completed items over the least
+ * latency of their size class (window.queueing, x 256). While that is
+ * below IOBAND_NO_QUEUEING (1.5), the dispatcher may pass a waiting
+ * group, leaving room in the window for what the group recently had in
+ * flight and held (its peak, which forgets an eighth per completion),
+ * and send the next backlogged group in tag order, looking past at most
+ * IOBAND_WAIT_SKIP waiting groups. Otherwise (and before the first
+ * period) it waits. A group passed over keeps its tag, but comes back no
+ * further behind V than an idle group would: V - credit. On null_blk's
+ * mbps= cap, which completes at once or after the next 20 ms tick, the
+ * ratio is far above 1.5 and the dispatcher always waits; the simulated
+ * tick device then splits 800:100 at 8.00:1 at 4, 16, 64 and 256 IOs
+ * outstanding per group.
+ *
  * Cost in idle time: at most IOBAND_IDLE_NS per submission or
- * completion of a waiting group, and only while it is the next in line
- * and the window has room; after that the scheduler is work-conserving
- * again. A group that leaves for good costs the others 2 ms once. The
- * range policies do not wait: their tags run on real time.
+ * completion of a waiting group, and only while it is the next in line,
+ * the window has room and the device queues our bios; after that the
+ * scheduler is work-conserving again. A group that leaves for good costs
+ * the others 2 ms once. A device slower than 2 ms per IO at depth one
+ * (a disk seeking) lets a waiting reader's wait end while its IO is in
+ * flight: there the weights hold only for groups that keep more than one
+ * IO outstanding. The range policies do not wait: their tags run on
+ * real time.
  *
  * 16. What nobody may wait for, and what costs by size
  *
@@ -659,6 +684,23 @@ ioband_rb_leftmost_next(const struct ioband_sched_node *n)
 	return next;
 }
 
+/* In-order successor of @n, or NULL. */
+static const struct ioband_sched_node *
+ioband_rb_next(const struct ioband_sched_node *n)
+{
+	const struct ioband_sched_node *parent;
+
+	if (n->child[IOBAND_RB_RIGHT]) {
+		n = n->child[IOBAND_RB_RIGHT];
+		while (n->child[IOBAND_RB_LEFT])
+			n = n->child[IOBAND_RB_LEFT];
+		return n;
+	}
+	while ((parent = n->parent) && n == parent->child[IOBAND_RB_RIGHT])
+		n = parent;
+	return parent;
+}
+
 /*
  * Restores the black heights after a black node left from under @parent,
  * where @x (perhaps NULL) took its place.
@@ -830,12 +872,14 @@ static u64 ioband_sched_activation_start(const struct ioband_sched *sched,
 
 /* @item goes down now: counted in flight, in items and in sectors. */
 static void ioband_sched_start_item(struct ioband_sched *sched,
+				    struct ioband_sched_entity *e,
 				    struct ioband_sched_item *item)
 {
 	item->dispatch_ns = sched->now;
 	sched->in_flight++;
 	sched->window.in_flight_sectors += item->sectors;
 	sched->stats.dispatched++;
+	e->in_flight_sectors += item->sectors;
 }
 
 /* Charges @item to @e at share tag @start and counts it in flight. */
@@ -851,7 +895,7 @@ static void ioband_sched_charge(struct ioband_sched *sched,
 	e->finish = start + ioband_sched_cost(sched, item) *
 			    ioband_sched_inv_weight(sched, e);
 	e->finish_era = sched->vtime_era;
-	ioband_sched_start_item(sched, item);
+	ioband_sched_start_item(sched, e, item);
 }
 
 static void ioband_sched_enqueue(struct ioband_sched *sched,
@@ -866,6 +910,9 @@ static void ioband_sched_enqueue(struct ioband_sched *sched,
 	e->tail = item;
 	e->nr_queued++;
 	sched->nr_queued++;
+	e->queued_sectors += item->sectors;
+	if (e->in_flight_sectors + e->queued_sectors > e->peak_sectors)
+		e->peak_sectors = e->in_flight_sectors + e->queued_sectors;
 }
 
 static struct ioband_sched_item *
@@ -879,6 +926,7 @@ ioband_sched_dequeue(struct ioband_sched *sched, struct ioband_sched_entity *e)
 	item->next = NULL;
 	e->nr_queued--;
 	sched->nr_queued--;
+	e->queued_sectors -= item->sectors;
 	return item;
 }
 
@@ -1165,7 +1213,7 @@ ioband_range_dispatch(struct ioband_sched *sched, struct ioband_sched_entity *e,
 	if (reserved) {
 		/* Constraint phase: R advances, S and V do not. */
 		e->r_tag += ioband_range_step(cost, e->r_ns_per_sector, false);
-		ioband_sched_start_item(sched, item);
+		ioband_sched_start_item(sched, e, item);
 		sched->stats.reserved++;
 	} else {
 		/* Weight phase: SFQ, R untouched (dmClock's R adjustment). */
@@ -1427,6 +1475,7 @@ void ioband_sched_detach(struct ioband_sched *sched,
 			heir->head = entity->head;
 		heir->tail = entity->tail;
 		heir->nr_queued += entity->nr_queued;
+		heir->queued_sectors += entity->queued_sectors;
 		if (heir->waiting)
 			heir->waiting = false;	/* in ptree already */
 		else if (heir->nr_queued == entity->nr_queued)
@@ -1434,6 +1483,7 @@ void ioband_sched_detach(struct ioband_sched *sched,
 		entity->head = NULL;
 		entity->tail = NULL;
 		entity->nr_queued = 0;
+		entity->queued_sectors = 0;
 	}
 	entity->attached = false;
 	sched->total_weight -= entity->weight;
@@ -1476,7 +1526,7 @@ static void ioband_sched_urgent(struct ioband_sched *sched,
 	u64 limit = sched->vtime + IOBAND_MAX_CREDIT;
 	u64 tag;
 
-	ioband_sched_start_item(sched, item);
+	ioband_sched_start_item(sched, e, item);
 	sched->stats.urgent++;
 	if (!e->attached)
 		return;
@@ -1523,17 +1573,71 @@ static bool ioband_range_submit(struct ioband_sched *sched,
 	return true;
 }
 
+/*
+ * The entity to serve next under the weight policies, or NULL: the first
+ * in start-tag order that has items queued, if the competing groups
+ * before it leave room for what they had in flight (section 15). Walks at
+ * most IOBAND_WAIT_SKIP waiting groups; *@wait_until is the earliest end
+ * of a wait that holds the others back (0: none).
+ */
+static struct ioband_sched_entity *
+ioband_sched_pick(const struct ioband_sched *sched, u64 *wait_until)
+{
+	const struct ioband_sched_node *n;
+	struct ioband_sched_entity *e;
+	u64 reserve = 0, until;
+	unsigned int waiters = 0;
+
+	*wait_until = 0;
+	for (n = sched->ptree.leftmost; n; n = ioband_rb_next(n)) {
+		e = ioband_entity_of(n, pnode);
+		if (e->nr_queued)
+			return e;
+		/* It no longer competes, or none does (passthrough drains). */
+		if (sched->passthrough || ioband_sched_wait_over(sched, e))
+			continue;
+		until = e->active_ns + IOBAND_IDLE_NS;
+		if (!*wait_until || ioband_vt_before(until, *wait_until))
+			*wait_until = until;
+		/* A device with a queue of ours: what others get is its. */
+		if (!sched->window.queueing ||
+		    sched->window.queueing >= IOBAND_NO_QUEUEING)
+			return NULL;
+		if (e->peak_sectors > e->in_flight_sectors)
+			reserve += e->peak_sectors - e->in_flight_sectors;
+		if (sched->window.in_flight_sectors + reserve >=
+		    sched->window.sectors || ++waiters >= IOBAND_WAIT_SKIP)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* @e's head item goes down at @e's start tag, under the weight policies. */
+static struct ioband_sched_item *
+ioband_sched_dispatch_head(struct ioband_sched *sched,
+			   struct ioband_sched_entity *e)
+{
+	struct ioband_sched_item *item = ioband_sched_dequeue(sched, e);
+
+	ioband_sched_charge(sched, e, item, e->pnode.key);
+	if (e->nr_queued)
+		ioband_sched_rekey_entity(sched, e, e->finish);
+	else
+		ioband_sched_emptied(sched, e, true);
+	return item;
+}
+
 bool ioband_sched_submit(struct ioband_sched *sched,
 			 struct ioband_sched_entity *entity,
 			 struct ioband_sched_item *item, u64 now_ns)
 {
 	struct ioband_sched_entity *first;
 	bool waiting, room;
-	u64 start;
+	u64 start, until;
 
 	sched->now = now_ns;
 	if (sched->passthrough) {
-		ioband_sched_start_item(sched, item);
+		ioband_sched_start_item(sched, entity, item);
 		return true;
 	}
 	if (item->flags & IOBAND_ITEM_URGENT) {
@@ -1557,8 +1661,19 @@ bool ioband_sched_submit(struct ioband_sched *sched,
 		ioband_sched_stop_waiting(sched, entity);
 	ioband_sched_note_arrival(sched, entity);
 	waiting = entity->waiting;
-	start = waiting ? entity->pnode.key :
-			  ioband_sched_activation_start(sched, entity);
+	if (waiting) {
+		/*
+		 * Passed over while it waited, it comes back no further
+		 * behind V than an idle group would (section 3).
+		 */
+		start = entity->pnode.key;
+		if (ioband_vt_before(start, sched->vtime - sched->credit)) {
+			start = sched->vtime - sched->credit;
+			ioband_sched_rekey_entity(sched, entity, start);
+		}
+	} else {
+		start = ioband_sched_activation_start(sched, entity);
+	}
 	first = ioband_sched_pfirst_competing(sched);
 	room = ioband_sched_room(sched);
 	if (room && (waiting ? first == entity :
@@ -1575,6 +1690,11 @@ bool ioband_sched_submit(struct ioband_sched *sched,
 		entity->pnode.key = start;
 		ioband_rb_insert(sched, &sched->ptree, &entity->pnode);
 	}
+	/* Behind groups that only wait: it goes if they leave room. */
+	if (room && ioband_sched_pick(sched, &until) == entity) {
+		ioband_sched_dispatch_head(sched, entity);
+		return true;
+	}
 	return false;
 }
 
@@ -1585,6 +1705,7 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 	struct ioband_sched_entity *e;
 	struct ioband_sched_item *item;
 	bool reserved;
+	u64 until;
 
 	sched->now = now_ns;
 	if (!sched->passthrough && !ioband_sched_room(sched)) {
@@ -1602,36 +1723,48 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 		return item;
 	}
 
-	e = ioband_sched_pfirst_competing(sched);
-	if (!e)
-		return NULL;
-	if (!e->nr_queued) {
+	/* Passthrough prunes every waiter on the way: none competes. */
+	ioband_sched_pfirst_competing(sched);
+	e = ioband_sched_pick(sched, &until);
+	if (!e) {
 		/* The next turn is a competing group's: wait for its bio. */
-		if (sched->nr_queued)
+		if (sched->nr_queued && until)
 			sched->stats.idle_waits++;
 		return NULL;
 	}
-	item = ioband_sched_dequeue(sched, e);
-	ioband_sched_charge(sched, e, item, e->pnode.key);
-	if (e->nr_queued)
-		ioband_sched_rekey_entity(sched, e, e->finish);
-	else
-		ioband_sched_emptied(sched, e, true);
+	item = ioband_sched_dispatch_head(sched, e);
 	if (entity)
 		*entity = e;
 	return item;
 }
 
+bool ioband_sched_has_work(const struct ioband_sched *sched)
+{
+	const struct ioband_sched_node *n = sched->ptree.leftmost;
+	u64 until;
+
+	if (sched->passthrough)
+		return sched->nr_queued;
+	if (!n || !ioband_sched_room(sched))
+		return false;
+	if (ioband_sched_range(sched))
+		return ioband_entity_of(n, pnode)->nr_queued;
+	return ioband_sched_pick(sched, &until);
+}
+
 u64 ioband_sched_next_event_ns(const struct ioband_sched *sched)
 {
 	const struct ioband_sched_node *n = sched->ltree.leftmost;
-	const struct ioband_sched_entity *first = ioband_sched_pfirst(sched);
+	u64 until;
 
 	/* With no room below, a completion comes first: no timer. */
 	if (sched->passthrough || !ioband_sched_room(sched))
 		return 0;
-	if (first && first->waiting && sched->nr_queued)
-		return first->active_ns + IOBAND_IDLE_NS;
+	if (!ioband_sched_range(sched)) {
+		if (sched->nr_queued && !ioband_sched_pick(sched, &until))
+			return until;
+		return 0;
+	}
 	return n ? n->key : 0;
 }
 
@@ -1690,6 +1823,11 @@ static void ioband_window_end_period(struct ioband_window *w, u64 now)
 	}
 	if (w->period_items)
 		w->min_lat_ns = ioband_div64(lat, w->period_items);
+	if (w->period_least_ns)
+		w->queueing = ioband_div64(w->period_lat_ns << 8,
+					   w->period_least_ns);
+	w->period_lat_ns = 0;
+	w->period_least_ns = 0;
 	w->sectors = ioband_window_size(w);
 	w->period_start_ns = now;
 	w->period_sectors = 0;
@@ -1731,6 +1869,9 @@ static void ioband_window_complete(struct ioband_window *w, u32 sectors,
 	c->period_items++;
 	w->period_items++;
 	w->period_sectors += sectors;
+	/* latency < 2^30 ns, items < 2^33 in a period: no overflow */
+	w->period_lat_ns += lat_ns;
+	w->period_least_ns += c->min_lat_ns;
 	if (!w->period_start_ns || ioband_vt_before(now, w->period_start_ns)) {
 		w->period_start_ns = now;
 		return;
@@ -1748,6 +1889,16 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 		sched->in_flight--;
 	ioband_window_complete(&sched->window, item->sectors,
 			       now_ns - item->dispatch_ns, now_ns);
+	if (entity->in_flight_sectors >= item->sectors)
+		entity->in_flight_sectors -= item->sectors;
+	else
+		entity->in_flight_sectors = 0;
+	/* The peak forgets an eighth per completion, down to what it has. */
+	entity->peak_sectors -= entity->peak_sectors >> 3;
+	if (entity->peak_sectors <
+	    entity->in_flight_sectors + entity->queued_sectors)
+		entity->peak_sectors = entity->in_flight_sectors +
+				       entity->queued_sectors;
 	if (entity->attached) {
 		entity->active_ns = now_ns;
 		/* A completion is why a closed-loop submitter comes back. */

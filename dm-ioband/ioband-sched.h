@@ -85,6 +85,15 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  */
 #define IOBAND_IDLE_NS			(2ULL * 1000 * 1000)
 
+/* The most waiting groups the dispatcher looks past for a backlogged one. */
+#define IOBAND_WAIT_SKIP		8
+
+/*
+ * Latency over least latency (x 256) below which the device is taken to
+ * queue nothing of ours: 1.5.
+ */
+#define IOBAND_NO_QUEUEING		384
+
 /* Largest values accepted, so that no tag arithmetic can overflow. */
 #define IOBAND_MAX_IO_LIMIT		65536
 #define IOBAND_MAX_TOKEN_BASE		(1U << 30)
@@ -186,6 +195,9 @@ struct ioband_sched_entity {
 
 	u64 active_ns;		/* its latest submission or completion */
 	u64 think_ns;		/* mean gap before a bio finds it empty */
+	u64 in_flight_sectors;	/* of its items, dispatched, not completed */
+	u64 queued_sectors;	/* of its items, held */
+	u64 peak_sectors;	/* its recent most, in flight and held */
 
 	/* Range policies (section 8); kept, unused, under the others. */
 	u32 min_kbps;			/* reservation, 0 = none */
@@ -242,6 +254,14 @@ struct ioband_window {
 	u64 period_start_ns;
 	u64 period_sectors;	/* completed in the current period */
 	u64 period_items;
+	u64 period_lat_ns;	/* latency of its items, summed */
+	u64 period_least_ns;	/* their classes' least latencies, summed */
+	/*
+	 * Latency over least latency, x 256, in the latest period that
+	 * completed items: 256 when the device queues nothing of ours, 0
+	 * before the first (section 15).
+	 */
+	u32 queueing;
 	u64 period_rates[IOBAND_WINDOW_RATE_PERIODS];
 	u32 period_index;
 	u64 periods;		/* periods measured */
@@ -414,26 +434,14 @@ static inline bool ioband_sched_room(const struct ioband_sched *sched)
 }
 
 /*
- * True when ioband_sched_next() would return an item now, time apart
- * (a competing group may have stopped competing: the timer of
- * ioband_sched_next_event_ns() covers that). The caller runs its
- * dispatch loop whenever this may have turned true: after a completion
+ * True when ioband_sched_next() would return an item now. The caller
+ * runs its dispatch loop whenever this may have turned true: after every
+ * submit (one that went down may have ended a wait) and completion
  * (ioband_sched_complete() returns it), and after raising io_limit,
- * turning passthrough on or detaching a group.
+ * turning passthrough on or detaching a group; otherwise it arms the
+ * timer of ioband_sched_next_event_ns().
  */
-static inline bool ioband_sched_has_work(const struct ioband_sched *sched)
-{
-	const struct ioband_sched_node *n = sched->ptree.leftmost;
-	const struct ioband_sched_entity *first;
-
-	if (sched->passthrough)
-		return sched->nr_queued;
-	if (!n || !ioband_sched_room(sched))
-		return false;
-	first = (const struct ioband_sched_entity *)((const char *)n -
-		__builtin_offsetof(struct ioband_sched_entity, pnode));
-	return first->nr_queued;
-}
+bool ioband_sched_has_work(const struct ioband_sched *sched);
 
 /*
  * While on, submit dispatches every item at once, uncharged, and next

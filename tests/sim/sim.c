@@ -73,6 +73,14 @@ struct grp {
 	bool detached;
 	/* pairwise checker, by entity */
 	bool was_backlogged;	/* items held, or waiting (competing) */
+	/*
+	 * Waiting, but passed over, or it may be: the core sent another
+	 * group's item with a later start tag while it waited, or the
+	 * device queues nothing of ours, when the core may do so (section
+	 * 15: it leaves room for what the group had in flight). It is not
+	 * backlogged then: what it does not take goes to the others.
+	 */
+	bool passed;
 	u32 waiter_slot;	/* 1 + its index in sim.waiters; 0: not there */
 	u64 interval_seq;
 	unsigned __int128 norm;	/* sum of the steps charged, cost * inv_weight */
@@ -320,15 +328,29 @@ static void waiter_list(struct sim *s, u32 i, bool listed)
 	g->waiter_slot = 0;
 }
 
+/* Wrap-safe tag order, as the core compares tags. */
+static bool ioband_vt_before_sim(u64 a, u64 b)
+{
+	return (s64)(a - b) < 0;
+}
+
 /*
  * Notes a change of @i's state after a call into the core: backlogged
  * while it holds items or is waiting (section 15: it competes, and is
- * counted as backlogged).
+ * counted as backlogged) and was not passed over.
  */
 static void track(struct sim *s, u32 i)
 {
 	struct grp *g = &s->grps[i];
-	bool now = g->ent.nr_queued > 0 || g->ent.waiting;
+	bool now;
+
+	if (g->ent.nr_queued || !g->ent.waiting)
+		g->passed = false;
+	else if (ioband_vt_before_sim(g->ent.pnode.key, s->sched.vtime) ||
+		 (s->sched.window.queueing &&
+		  s->sched.window.queueing < IOBAND_NO_QUEUEING))
+		g->passed = true;
+	now = g->ent.nr_queued > 0 || (g->ent.waiting && !g->passed);
 
 	if (g->ent.nr_queued > s->res->groups[i].max_held)
 		s->res->groups[i].max_held = g->ent.nr_queued;
@@ -692,6 +714,35 @@ static void pump(struct sim *s)
 }
 
 /*
+ * The first group in start-tag order that still competes: waiting groups
+ * silent for IOBAND_IDLE_NS no longer do, though the core drops them from
+ * its tree only when it next passes by.
+ */
+static const struct ioband_sched_entity *
+first_competing(const struct ioband_sched *sched)
+{
+	const struct ioband_sched_node *n = sched->ptree.leftmost, *p;
+	const struct ioband_sched_entity *e;
+
+	while (n) {
+		e = container_of(n, struct ioband_sched_entity, pnode);
+		if (!e->waiting ||
+		    (s64)(sched->now - (e->active_ns + IOBAND_IDLE_NS)) < 0)
+			return e;
+		if (n->child[IOBAND_RB_RIGHT]) {
+			n = n->child[IOBAND_RB_RIGHT];
+			while (n->child[IOBAND_RB_LEFT])
+				n = n->child[IOBAND_RB_LEFT];
+			continue;
+		}
+		while ((p = n->parent) && n == p->child[IOBAND_RB_RIGHT])
+			n = p;
+		n = p;
+	}
+	return NULL;
+}
+
+/*
  * Work conservation, after every event: with items held, room below
  * and no passthrough, the next turn must be a waiting group's (section
  * 15), with the timer due by the end of its wait, IOBAND_IDLE_NS after
@@ -726,9 +777,7 @@ static void check_conserving(struct sim *s)
 		if (due < s->now)
 			due = s->now;
 	} else {
-		first = sched->ptree.leftmost ?
-			container_of(sched->ptree.leftmost,
-				     struct ioband_sched_entity, pnode) : NULL;
+		first = first_competing(sched);
 		if (!first || !first->waiting || first->nr_queued) {
 			violation(s, SIM_NOT_CONSERVING,
 				  "held with room below, no group waited for");
