@@ -33,6 +33,7 @@ struct sim_item {
 	struct sim_item *dev_next;	/* device FIFO, or the free list */
 	u32 group;			/* the group that issued it */
 	u64 submit_ns;
+	struct ioband_sched_entity *ent;
 };
 
 #define ITEM_CHUNK 4096
@@ -410,10 +411,12 @@ static void dispatched(struct sim *s, struct sim_item *item,
 	struct sim_group_result *gr = &s->res->groups[item->group];
 	u64 wait = s->now - item->submit_ns;
 
+	item->ent = e;
 	s->res->dispatches++;
 	if (s->sched.in_flight > s->res->max_in_flight)
 		s->res->max_in_flight = s->sched.in_flight;
-	if (!s->sched.passthrough && s->sched.in_flight > s->sched.io_limit)
+	if (!s->sched.passthrough && s->sched.io_limit &&
+	    s->sched.in_flight > s->sched.io_limit)
 		violation(s, &s->res->over_limit, "in flight above io_limit");
 	if (reserved)
 		gr->reserved++;
@@ -494,7 +497,7 @@ static void pump(struct sim *s)
 		violation(s, &s->res->not_conserving,
 			  "items held below io_limit");
 	if (s->sched.nr_queued && !s->sched.passthrough &&
-	    s->sched.in_flight < s->sched.io_limit &&
+	    ioband_sched_room(&s->sched) &&
 	    !ioband_sched_next_event_ns(&s->sched))
 		violation(s, &s->res->stalled,
 			  "items held, room below, no timer");
@@ -561,7 +564,7 @@ static void arrival(struct sim *s, u32 i, bool run_pump)
 	bool passthrough = s->sched.passthrough;
 	u64 reserved = s->sched.stats.reserved;
 
-	ioband_sched_item_init(&item->si, sectors, dir);
+	ioband_sched_item_init(&item->si, sectors, dir, 0);
 	item->group = i;
 	item->submit_ns = s->now;
 	s->res->groups[i].submitted++;
@@ -590,7 +593,7 @@ static void completion(struct sim *s, struct sim_item *item)
 	s->busy--;
 	device_run_fifo(s);
 	s->res->groups[i].completed++;
-	ioband_sched_complete(&s->sched, &item->si);
+	ioband_sched_complete(&s->sched, item->ent, &item->si, s->now);
 	item_free(s, item);
 	/*
 	 * A closed-loop issuer with no think time re-issues from its
@@ -883,8 +886,7 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 	}
 	fprintf(out, "policy %s  io_limit %u  device %llu ns/IO + %llu ns/sector, depth %u\n",
 		sim_policy_name(cfg->params.policy),
-		cfg->params.io_limit ? cfg->params.io_limit :
-		IOBAND_DEFAULT_IO_LIMIT,
+		cfg->params.io_limit,
 		(unsigned long long)cfg->dev.per_io_ns,
 		(unsigned long long)cfg->dev.per_sector_ns, cfg->dev.depth);
 	if (cfg->dev.mbps)
