@@ -457,7 +457,7 @@
  * the reader). So the window also measures how much the device queues:
  * over each period, the latency of the completed items over the least
  * latency of their size class (window.queueing, x 256). While that is
- * below IOBAND_NO_QUEUEING (1.5), the dispatcher may pass a waiting
+ * below IOBAND_NO_QUEUEING (1.25), the dispatcher may pass a waiting
  * group, leaving room in the window for what the group recently had in
  * flight and held (its peak, which forgets an eighth per completion),
  * and send the next backlogged group in tag order, looking past at most
@@ -465,7 +465,10 @@
  * period) it waits. A group passed over keeps its tag, but comes back no
  * further behind V than an idle group would: V - credit. On null_blk's
  * mbps= cap, which completes at once or after the next 20 ms tick, the
- * ratio is far above 1.5 and the dispatcher always waits; the simulated
+ * ratio is far above 1.25 and the dispatcher always waits, as it does on
+ * a device that serves one IO at a time (one in service, one behind it:
+ * 1.5). A parallel device whose latency jitters by more than a quarter
+ * of its best is taken to queue: fairness first. The simulated
  * tick device then splits 800:100 at 8.00:1 at 4, 16, 64 and 256 IOs
  * outstanding per group.
  *
@@ -1691,9 +1694,14 @@ bool ioband_sched_submit(struct ioband_sched *sched,
 		ioband_rb_insert(sched, &sched->ptree, &entity->pnode);
 	}
 	/* Behind groups that only wait: it goes if they leave room. */
-	if (room && ioband_sched_pick(sched, &until) == entity) {
-		ioband_sched_dispatch_head(sched, entity);
-		return true;
+	if (room) {
+		first = ioband_sched_pick(sched, &until);
+		if (first == entity) {
+			ioband_sched_dispatch_head(sched, entity);
+			return true;
+		}
+		if (!first && until)
+			sched->stats.idle_waits++;
 	}
 	return false;
 }

@@ -90,9 +90,10 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 
 /*
  * Latency over least latency (x 256) below which the device is taken to
- * queue nothing of ours: 1.5.
+ * queue nothing of ours: 1.25. A device serving one IO at a time with one
+ * more waiting behind it shows 1.5.
  */
-#define IOBAND_NO_QUEUEING		384
+#define IOBAND_NO_QUEUEING		320
 
 /* Largest values accepted, so that no tag arithmetic can overflow. */
 #define IOBAND_MAX_IO_LIMIT		65536
