@@ -171,9 +171,11 @@
  *   submit	O(1) if the group already has held items (append to its
  *		FIFO), or goes down at once and stays leftmost; O(log n)
  *		if it becomes backlogged or competing (insert).
- *   next	O(1) to find the minimum. O(1) again if the group stays
- *		leftmost after its tag moves (a heavy group's run); else
- *		an erase and an insert, O(log n) in the worst case.
+ *   next	O(1) to find the minimum; past competing groups that
+ *		have nothing queued, at most IOBAND_WAIT_SKIP (8) steps
+ *		more (section 15). O(1) again if the group stays leftmost
+ *		after its tag moves (a heavy group's run); else an erase
+ *		and an insert, O(log n) in the worst case.
  *   complete	O(1) for the window (a period's end adds a pass over
  *		IOBAND_WINDOW_RATE_PERIODS rates and
  *		IOBAND_WINDOW_SIZE_CLASSES size classes and three 64-step
@@ -182,10 +184,11 @@
  *   weight, knobs	O(1), plus a 64-step division for the credit.
  *   detach	O(log n) plus O(1) to splice the FIFO onto the heir.
  *
- * n counts backlogged groups only. Measured (tests/unit/sched): 7 tree
+ * n counts backlogged and competing groups only. Measured
+ * (tests/unit/sched, with 9 or with 1 IO outstanding per group): 7 tree
  * steps per dispatch on average with 10 groups, 17.5 with 10,000, at
- * most 32. Per bio, the caller embeds 16 bytes; per group, 224 (88
- * before the range policies: section 12).
+ * most 32. Per bio, the caller embeds 32 bytes; per group, 264
+ * (88 before the range policies: section 12).
  *
  * 6. A worked example
  *
@@ -344,7 +347,7 @@
  * tree steps per dispatch with 10 groups, 36 with 10,000. No division
  * on the IO path; set_range does two 64-step divisions. A policy switch
  * between weight and range is O(n log n), once. Per group, 136 bytes
- * more (224 in all).
+ * more (224 in all before the window's per-group counts of section 15).
  *
  * 13. The caller, for the range policies
  *
