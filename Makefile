@@ -97,7 +97,8 @@ TOOLS_VARS    = DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) SBINDIR=$(SBINDIR) \
 		MANDIR=$(MANDIR) BASHCOMPDIR=$(BASHCOMPDIR)
 DOCS          := README.md Documentation/ioband.rst packaging/README-install.md
 UNITS         := systemd/iobandctl-apply.service systemd/iobandctl-apply.path \
-		 systemd/iobandctl-reapply.service
+		 systemd/iobandctl-reapply.service systemd/iobandctl-export.service \
+		 systemd/iobandctl-export.timer
 
 install: all
 	@kver=$(module_kver); test -n "$$kver" || { echo "install: cannot read the kernel version of $(MODULE_KO)" >&2; exit 1; }; \

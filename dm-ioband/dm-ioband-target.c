@@ -53,6 +53,9 @@
 
 #define DM_MSG_PREFIX "ioband"
 
+/* The largest bio ioband lets through, in sectors (512 KiB). */
+#define IOBAND_MAX_IO_SECTORS	1024
+
 #ifndef CONFIG_BLK_CGROUP
 #error "dm-ioband needs a kernel with CONFIG_BLK_CGROUP"
 #endif
@@ -395,13 +398,18 @@ static void ioband_free_group(struct ioband_group *group)
 		kfree(container_of(group, struct ioband_group_entry, group));
 }
 
-/* @ib goes down for @group now. */
+/*
+ * @ib goes down for @group now: counted as the group's IO here, when the
+ * device gets it, so that the counters tell what each group had of the
+ * device, not what it asked for.
+ */
 static void __ioband_start(struct ioband_bio *ib, struct ioband_group *group,
 			   u64 now_ns)
 {
 	ib->group = group;
 	ib->time_ns = now_ns;
 	group->in_flight++;
+	ioband_group_account(group, ib->item.dir, ib->item.sectors);
 }
 
 static void ioband_kick(struct ioband_domain *domain)
@@ -410,9 +418,10 @@ static void ioband_kick(struct ioband_domain *domain)
 }
 
 /*
- * Under the range policies a group over its max waits even with room
- * below: wake the worker when the earliest such group may go. Called
- * whenever the dispatch loop will not run otherwise.
+ * Bios may wait with room below: under the range policies for a group
+ * over its max, under the weight policies for a competing group's next
+ * bio (at most 2 ms). Wake the worker when the earliest such wait ends.
+ * Called whenever the dispatch loop will not run otherwise.
  */
 static void __ioband_arm_limit_timer(struct ioband_domain *domain)
 {
@@ -1056,6 +1065,19 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
+	/*
+	 * dm splits bios at IOBAND_MAX_IO_SECTORS boundaries, and then at
+	 * the largest request of the device below too: one bio (a writeback
+	 * bio can cover megabytes) then occupies the device for
+	 * milliseconds, not for a quarter of a second of a slow disk, and a
+	 * reader waits behind no more than that.
+	 */
+	ret = dm_set_target_max_io_len(ti, IOBAND_MAX_IO_SECTORS);
+	if (ret) {
+		ti->error = "Cannot set the largest bio";
+		goto bad;
+	}
+
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	ti->num_secure_erase_bios = 1;
@@ -1104,7 +1126,6 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	if (unlikely(ic->suspended || ic->blocked))
 		ib->item.flags |= IOBAND_ITEM_URGENT;
 	group = __ioband_classify(ti, bio);
-	ioband_group_account(group, dir, bio_sectors(bio));
 	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item,
 				  now_ns);
 	if (now) {
@@ -1113,8 +1134,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		group->stats.delayed[dir]++;
 		ib->time_ns = now_ns;
 	}
-	kick = !now && ioband_sched_has_work(&domain->sched);
-	if (!now && !kick)
+	/* A bio that went down may have ended a wait: others may go too. */
+	kick = ioband_sched_has_work(&domain->sched);
+	if (!kick)
 		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	rcu_read_unlock();
@@ -1334,10 +1356,10 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 	       sched->token_base, sched->io_throttle, sched->io_limit,
 	       sched->params.carryover, sched->in_flight, sched->nr_queued,
 	       sched->vtime, ktime_get_ns() - ic->stats_start_ns);
-	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu",
+	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu window_queueing_pct=%u window_probe_sectors=%llu",
 	       w->sectors, w->in_flight_sectors, w->rate / 2, w->min_lat_ns,
 	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
-	       sched->stats.urgent);
+	       sched->stats.urgent, w->queueing * 100 / 256, w->probe_sectors);
 	DMEMIT(" writeback_attribution=%s", IOBAND_WRITEBACK_ATTRIBUTION);
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
 	ew.sz = sz;

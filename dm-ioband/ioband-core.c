@@ -356,6 +356,11 @@ enum ioband_spec ioband_policy_spec(enum ioband_policy policy)
 	}
 }
 
+unsigned int ioband_spec_nr_values(enum ioband_spec spec)
+{
+	return spec < IOBAND_SPEC_ID ? ioband_specs[spec].nr_values : 0;
+}
+
 /* Splits @arg's syntax from its values' range: 0, or -1 when malformed. */
 static int ioband_parse_group_text(const char *text, enum ioband_spec spec,
 				   unsigned int flags,

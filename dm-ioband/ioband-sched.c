@@ -171,20 +171,24 @@
  *   submit	O(1) if the group already has held items (append to its
  *		FIFO), or goes down at once and stays leftmost; O(log n)
  *		if it becomes backlogged or competing (insert).
- *   next	O(1) to find the minimum. O(1) again if the group stays
- *		leftmost after its tag moves (a heavy group's run); else
- *		an erase and an insert, O(log n) in the worst case.
+ *   next	O(1) to find the minimum; past competing groups that
+ *		have nothing queued, at most IOBAND_WAIT_SKIP (8) steps
+ *		more (section 15). O(1) again if the group stays leftmost
+ *		after its tag moves (a heavy group's run); else an erase
+ *		and an insert, O(log n) in the worst case.
  *   complete	O(1) for the window (a period's end adds a pass over
- *		IOBAND_WINDOW_RATE_PERIODS rates and two 64-step
+ *		IOBAND_WINDOW_RATE_PERIODS rates and
+ *		IOBAND_WINDOW_SIZE_CLASSES size classes and three 64-step
  *		divisions, every 50 ms); O(log n) when the group starts
  *		competing again (insert).
  *   weight, knobs	O(1), plus a 64-step division for the credit.
  *   detach	O(log n) plus O(1) to splice the FIFO onto the heir.
  *
- * n counts backlogged groups only. Measured (tests/unit/sched): 7 tree
+ * n counts backlogged and competing groups only. Measured
+ * (tests/unit/sched, with 9 or with 1 IO outstanding per group): 7 tree
  * steps per dispatch on average with 10 groups, 17.5 with 10,000, at
- * most 32. Per bio, the caller embeds 16 bytes; per group, 224 (88
- * before the range policies: section 12).
+ * most 32. Per bio, the caller embeds 32 bytes; per group, 264
+ * (88 before the range policies: section 12).
  *
  * 6. A worked example
  *
@@ -343,7 +347,7 @@
  * tree steps per dispatch with 10 groups, 36 with 10,000. No division
  * on the IO path; set_range does two 64-step divisions. A policy switch
  * between weight and range is O(n log n), once. Per group, 136 bytes
- * more (224 in all).
+ * more (224 in all before the window's per-group counts of section 15).
  *
  * 13. The caller, for the range policies
  *
@@ -375,10 +379,26 @@
  *
  * rate is the best of the last IOBAND_WINDOW_RATE_PERIODS (8) rates, each
  * the sectors completed over a period of IOBAND_WINDOW_PERIOD_NS (50 ms);
- * min_lat the least latency (dispatch to completion) of any item, renewed
- * from the latest period if no item was that fast for 10 s. Their product
- * is what is in flight when the device runs at its rate with no queue of
- * its own; the gain of 2 keeps the device busy through jitter and lets
+ * min_lat the latency of the load with no queue below: the least latency
+ * (dispatch to completion) of each size class of items (sectors by powers
+ * of two), each renewed from the latest period if no item of its class
+ * was that fast for 10 s, averaged over the items completed in the latest
+ * period. By Little's law the items that keep the device busy are each
+ * class's item rate times its latency, summed: the servers a parallel
+ * device keeps busy, about one for a device that serves one IO at a
+ * time at its rate; rate * min_lat is that many items of the load's mean
+ * size, in sectors. One least latency over all items would not do when
+ * latency grows with size: beside 6 KiB bios taking 266 us, 200 KiB ones
+ * taking 1 ms made a window smaller than one of them; with one in flight
+ * the rate, and so the window, never grew (a 54-server device 2.5%
+ * utilised in the simulator). Weighting by sectors would not do either:
+ * a 1 MiB discard through a 16 MiB/s cap takes 62 ms, and counted by its
+ * sectors it made the window hold a 4 KiB reader's whole queue (the
+ * reader got 1/17 of its share). What it costs: when the items in flight
+ * are larger on average than those completing (the large ones take
+ * longer), part of the gain goes to them; one such mix settled with 42
+ * servers 93% busy (a 48-sector item in 323 us, a 754-sector one in
+ * 1.3 ms). The gain of 2 keeps the device busy through jitter and lets
  * the window probe: while more in flight raises the rate, each period
  * that a full window completes may double it, and once the rate stops
  * rising the extra only queues in the device, so the window stops
@@ -388,6 +408,22 @@
  * 64 MiB, and starts at the floor: a fast device reaches its full window
  * within a few periods (from 8 KiB to 1 MiB in 7 doublings), a device
  * that slows down is followed within 400 ms as its fast periods age out.
+ *
+ * The product misses what a device needs when its least latency is not
+ * the latency of its load: a CPU-bound device in an emulated guest
+ * completes an IO alone inline in 3 us but takes 30 us under load, and
+ * the product of 140 MB/s and 3 us kept the window at its floor, two
+ * 4 KiB IOs, where it held the device to a quarter of dm-linear's IOPS.
+ * So the window also probes, as BBR probes for bandwidth: it is the
+ * larger of the product and probe_sectors, which steps only in periods
+ * when a bio was held for want of room. Every 8 such periods the probe
+ * tries half as much again for 2 periods; if their mean rate beats the
+ * best at the size it left by a sixteenth, plus the error of a rate
+ * counted in whole items, it steps up again (nine steps take the floor
+ * to 300 KiB); if not it goes back, waits twice as long (up to 64
+ * periods, 3.2 s) and next tries a quarter less, which stays if the
+ * rate holds within a thirty-second. On a device that gains nothing the
+ * probe thus costs 2 periods in 66 at half as much window again.
  * One item always goes down when nothing is in flight, whatever its
  * size, and an item may overshoot the window by itself: the window never
  * stalls on a bio larger than it.
@@ -399,9 +435,10 @@
  * such a device at its cap (measured, 16 MiB/s in a TCG guest, at 100%
  * of dm-linear's throughput), and the backlog stays here.
  *
- * Costs. Every dispatch and completion adds and subtracts sectors; a
- * period's end, every 50 ms, takes the maximum of eight rates and two
- * 64-step divisions. Fairness: D in section 2 is the window over the
+ * Costs. Every dispatch and completion adds and subtracts sectors, and a
+ * completion counts its item in its size class; a period's end, every
+ * 50 ms, takes the maximum of eight rates, sums twelve classes and makes
+ * at most five 64-step divisions. Fairness: D in section 2 is the window over the
  * smallest item, plus one. Latency: an urgent or a newcomer's bio waits
  * behind at most a window, about twice the device's unloaded latency.
  * io_limit, when set, caps the bios in flight as well.
@@ -430,11 +467,39 @@
  * the others wait. A reader that thinks for 3 ms between IOs therefore
  * costs nothing; one that comes back within 2 ms gets its share.
  *
+ * Waiting is only worth it when what the others would get is taken from
+ * the waiting group: when the device queues our bios. A device with
+ * parallelism to spare (an SSD with 8 of its 32 channels busy) serves
+ * the others without slowing the waiting group, and waiting for it there
+ * only idles the device (in the simulator: a one-IO reader beside a deep
+ * writer held the device to 12,000 of its 80,000 IOPS, for no gain to
+ * the reader). So the window also measures how much the device queues:
+ * over each period, the latency of the completed items over the least
+ * latency of their size class (window.queueing, x 256). While that is
+ * below IOBAND_NO_QUEUEING (1.25), the dispatcher may pass a waiting
+ * group, leaving room in the window for what the group recently had in
+ * flight and held (its peak, which forgets an eighth per completion),
+ * and send the next backlogged group in tag order, looking past at most
+ * IOBAND_WAIT_SKIP waiting groups. Otherwise (and before the first
+ * period) it waits. A group passed over keeps its tag, but comes back no
+ * further behind V than an idle group would: V - credit. On null_blk's
+ * mbps= cap, which completes at once or after the next 20 ms tick, the
+ * ratio is far above 1.25 and the dispatcher always waits, as it does on
+ * a device that serves one IO at a time (one in service, one behind it:
+ * 1.5). A parallel device whose latency jitters by more than a quarter
+ * of its best is taken to queue: fairness first. The simulated
+ * tick device then splits 800:100 at 8.00:1 at 4, 16, 64 and 256 IOs
+ * outstanding per group.
+ *
  * Cost in idle time: at most IOBAND_IDLE_NS per submission or
- * completion of a waiting group, and only while it is the next in line
- * and the window has room; after that the scheduler is work-conserving
- * again. A group that leaves for good costs the others 2 ms once. The
- * range policies do not wait: their tags run on real time.
+ * completion of a waiting group, and only while it is the next in line,
+ * the window has room and the device queues our bios; after that the
+ * scheduler is work-conserving again. A group that leaves for good costs
+ * the others 2 ms once. A device slower than 2 ms per IO at depth one
+ * (a disk seeking) lets a waiting reader's wait end while its IO is in
+ * flight: there the weights hold only for groups that keep more than one
+ * IO outstanding. The range policies do not wait: their tags run on
+ * real time.
  *
  * 16. What nobody may wait for, and what costs by size
  *
@@ -641,6 +706,23 @@ ioband_rb_leftmost_next(const struct ioband_sched_node *n)
 	return next;
 }
 
+/* In-order successor of @n, or NULL. */
+static const struct ioband_sched_node *
+ioband_rb_next(const struct ioband_sched_node *n)
+{
+	const struct ioband_sched_node *parent;
+
+	if (n->child[IOBAND_RB_RIGHT]) {
+		n = n->child[IOBAND_RB_RIGHT];
+		while (n->child[IOBAND_RB_LEFT])
+			n = n->child[IOBAND_RB_LEFT];
+		return n;
+	}
+	while ((parent = n->parent) && n == parent->child[IOBAND_RB_RIGHT])
+		n = parent;
+	return parent;
+}
+
 /*
  * Restores the black heights after a black node left from under @parent,
  * where @x (perhaps NULL) took its place.
@@ -810,14 +892,23 @@ static u64 ioband_sched_activation_start(const struct ioband_sched *sched,
 	return e->finish;
 }
 
+/* A bio is held because the window is full: the probe may judge it. */
+static void ioband_sched_window_full(struct ioband_sched *sched)
+{
+	sched->stats.window_full++;
+	sched->window.full_now = true;
+}
+
 /* @item goes down now: counted in flight, in items and in sectors. */
 static void ioband_sched_start_item(struct ioband_sched *sched,
+				    struct ioband_sched_entity *e,
 				    struct ioband_sched_item *item)
 {
 	item->dispatch_ns = sched->now;
 	sched->in_flight++;
 	sched->window.in_flight_sectors += item->sectors;
 	sched->stats.dispatched++;
+	e->in_flight_sectors += item->sectors;
 }
 
 /* Charges @item to @e at share tag @start and counts it in flight. */
@@ -833,7 +924,7 @@ static void ioband_sched_charge(struct ioband_sched *sched,
 	e->finish = start + ioband_sched_cost(sched, item) *
 			    ioband_sched_inv_weight(sched, e);
 	e->finish_era = sched->vtime_era;
-	ioband_sched_start_item(sched, item);
+	ioband_sched_start_item(sched, e, item);
 }
 
 static void ioband_sched_enqueue(struct ioband_sched *sched,
@@ -848,6 +939,9 @@ static void ioband_sched_enqueue(struct ioband_sched *sched,
 	e->tail = item;
 	e->nr_queued++;
 	sched->nr_queued++;
+	e->queued_sectors += item->sectors;
+	if (e->in_flight_sectors + e->queued_sectors > e->peak_sectors)
+		e->peak_sectors = e->in_flight_sectors + e->queued_sectors;
 }
 
 static struct ioband_sched_item *
@@ -861,6 +955,7 @@ ioband_sched_dequeue(struct ioband_sched *sched, struct ioband_sched_entity *e)
 	item->next = NULL;
 	e->nr_queued--;
 	sched->nr_queued--;
+	e->queued_sectors -= item->sectors;
 	return item;
 }
 
@@ -1147,7 +1242,7 @@ ioband_range_dispatch(struct ioband_sched *sched, struct ioband_sched_entity *e,
 	if (reserved) {
 		/* Constraint phase: R advances, S and V do not. */
 		e->r_tag += ioband_range_step(cost, e->r_ns_per_sector, false);
-		ioband_sched_start_item(sched, item);
+		ioband_sched_start_item(sched, e, item);
 		sched->stats.reserved++;
 	} else {
 		/* Weight phase: SFQ, R untouched (dmClock's R adjustment). */
@@ -1276,6 +1371,9 @@ void ioband_sched_init(struct ioband_sched *sched,
 
 	*sched = empty;
 	sched->window.sectors = IOBAND_WINDOW_MIN_SECTORS;
+	sched->window.probe_sectors = IOBAND_WINDOW_MIN_SECTORS;
+	sched->window.probe_hold = IOBAND_WINDOW_HOLD_PERIODS;
+	sched->window.probe_up = true;
 	ioband_sched_apply_params(sched, params);
 }
 
@@ -1409,6 +1507,7 @@ void ioband_sched_detach(struct ioband_sched *sched,
 			heir->head = entity->head;
 		heir->tail = entity->tail;
 		heir->nr_queued += entity->nr_queued;
+		heir->queued_sectors += entity->queued_sectors;
 		if (heir->waiting)
 			heir->waiting = false;	/* in ptree already */
 		else if (heir->nr_queued == entity->nr_queued)
@@ -1416,6 +1515,7 @@ void ioband_sched_detach(struct ioband_sched *sched,
 		entity->head = NULL;
 		entity->tail = NULL;
 		entity->nr_queued = 0;
+		entity->queued_sectors = 0;
 	}
 	entity->attached = false;
 	sched->total_weight -= entity->weight;
@@ -1458,7 +1558,7 @@ static void ioband_sched_urgent(struct ioband_sched *sched,
 	u64 limit = sched->vtime + IOBAND_MAX_CREDIT;
 	u64 tag;
 
-	ioband_sched_start_item(sched, item);
+	ioband_sched_start_item(sched, e, item);
 	sched->stats.urgent++;
 	if (!e->attached)
 		return;
@@ -1495,7 +1595,7 @@ static bool ioband_range_submit(struct ioband_sched *sched,
 		return false;
 	ioband_range_activate(sched, entity, now);
 	if (!ioband_sched_room(sched)) {
-		sched->stats.window_full++;
+		ioband_sched_window_full(sched);
 		return false;
 	}
 	e = ioband_range_pick(sched, now, &reserved);
@@ -1505,17 +1605,71 @@ static bool ioband_range_submit(struct ioband_sched *sched,
 	return true;
 }
 
+/*
+ * The entity to serve next under the weight policies, or NULL: the first
+ * in start-tag order that has items queued, if the competing groups
+ * before it leave room for what they had in flight (section 15). Walks at
+ * most IOBAND_WAIT_SKIP waiting groups; *@wait_until is the earliest end
+ * of a wait that holds the others back (0: none).
+ */
+static struct ioband_sched_entity *
+ioband_sched_pick(const struct ioband_sched *sched, u64 *wait_until)
+{
+	const struct ioband_sched_node *n;
+	struct ioband_sched_entity *e;
+	u64 reserve = 0, until;
+	unsigned int waiters = 0;
+
+	*wait_until = 0;
+	for (n = sched->ptree.leftmost; n; n = ioband_rb_next(n)) {
+		e = ioband_entity_of(n, pnode);
+		if (e->nr_queued)
+			return e;
+		/* It no longer competes, or none does (passthrough drains). */
+		if (sched->passthrough || ioband_sched_wait_over(sched, e))
+			continue;
+		until = e->active_ns + IOBAND_IDLE_NS;
+		if (!*wait_until || ioband_vt_before(until, *wait_until))
+			*wait_until = until;
+		/* A device with a queue of ours: what others get is its. */
+		if (!sched->window.queueing ||
+		    sched->window.queueing >= IOBAND_NO_QUEUEING)
+			return NULL;
+		if (e->peak_sectors > e->in_flight_sectors)
+			reserve += e->peak_sectors - e->in_flight_sectors;
+		if (sched->window.in_flight_sectors + reserve >=
+		    sched->window.sectors || ++waiters >= IOBAND_WAIT_SKIP)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* @e's head item goes down at @e's start tag, under the weight policies. */
+static struct ioband_sched_item *
+ioband_sched_dispatch_head(struct ioband_sched *sched,
+			   struct ioband_sched_entity *e)
+{
+	struct ioband_sched_item *item = ioband_sched_dequeue(sched, e);
+
+	ioband_sched_charge(sched, e, item, e->pnode.key);
+	if (e->nr_queued)
+		ioband_sched_rekey_entity(sched, e, e->finish);
+	else
+		ioband_sched_emptied(sched, e, true);
+	return item;
+}
+
 bool ioband_sched_submit(struct ioband_sched *sched,
 			 struct ioband_sched_entity *entity,
 			 struct ioband_sched_item *item, u64 now_ns)
 {
 	struct ioband_sched_entity *first;
 	bool waiting, room;
-	u64 start;
+	u64 start, until;
 
 	sched->now = now_ns;
 	if (sched->passthrough) {
-		ioband_sched_start_item(sched, item);
+		ioband_sched_start_item(sched, entity, item);
 		return true;
 	}
 	if (item->flags & IOBAND_ITEM_URGENT) {
@@ -1539,8 +1693,19 @@ bool ioband_sched_submit(struct ioband_sched *sched,
 		ioband_sched_stop_waiting(sched, entity);
 	ioband_sched_note_arrival(sched, entity);
 	waiting = entity->waiting;
-	start = waiting ? entity->pnode.key :
-			  ioband_sched_activation_start(sched, entity);
+	if (waiting) {
+		/*
+		 * Passed over while it waited, it comes back no further
+		 * behind V than an idle group would (section 3).
+		 */
+		start = entity->pnode.key;
+		if (ioband_vt_before(start, sched->vtime - sched->credit)) {
+			start = sched->vtime - sched->credit;
+			ioband_sched_rekey_entity(sched, entity, start);
+		}
+	} else {
+		start = ioband_sched_activation_start(sched, entity);
+	}
 	first = ioband_sched_pfirst_competing(sched);
 	room = ioband_sched_room(sched);
 	if (room && (waiting ? first == entity :
@@ -1550,12 +1715,22 @@ bool ioband_sched_submit(struct ioband_sched *sched,
 		return true;
 	}
 	if (!room)
-		sched->stats.window_full++;
+		ioband_sched_window_full(sched);
 	entity->waiting = false;
 	ioband_sched_enqueue(sched, entity, item);
 	if (!waiting) {
 		entity->pnode.key = start;
 		ioband_rb_insert(sched, &sched->ptree, &entity->pnode);
+	}
+	/* Behind groups that only wait: it goes if they leave room. */
+	if (room) {
+		first = ioband_sched_pick(sched, &until);
+		if (first == entity) {
+			ioband_sched_dispatch_head(sched, entity);
+			return true;
+		}
+		if (!first && until)
+			sched->stats.idle_waits++;
 	}
 	return false;
 }
@@ -1567,11 +1742,12 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 	struct ioband_sched_entity *e;
 	struct ioband_sched_item *item;
 	bool reserved;
+	u64 until;
 
 	sched->now = now_ns;
 	if (!sched->passthrough && !ioband_sched_room(sched)) {
 		if (sched->nr_queued)
-			sched->stats.window_full++;
+			ioband_sched_window_full(sched);
 		return NULL;
 	}
 	if (ioband_sched_range(sched)) {
@@ -1584,36 +1760,48 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 		return item;
 	}
 
-	e = ioband_sched_pfirst_competing(sched);
-	if (!e)
-		return NULL;
-	if (!e->nr_queued) {
+	/* Passthrough prunes every waiter on the way: none competes. */
+	ioband_sched_pfirst_competing(sched);
+	e = ioband_sched_pick(sched, &until);
+	if (!e) {
 		/* The next turn is a competing group's: wait for its bio. */
-		if (sched->nr_queued)
+		if (sched->nr_queued && until)
 			sched->stats.idle_waits++;
 		return NULL;
 	}
-	item = ioband_sched_dequeue(sched, e);
-	ioband_sched_charge(sched, e, item, e->pnode.key);
-	if (e->nr_queued)
-		ioband_sched_rekey_entity(sched, e, e->finish);
-	else
-		ioband_sched_emptied(sched, e, true);
+	item = ioband_sched_dispatch_head(sched, e);
 	if (entity)
 		*entity = e;
 	return item;
 }
 
+bool ioband_sched_has_work(const struct ioband_sched *sched)
+{
+	const struct ioband_sched_node *n = sched->ptree.leftmost;
+	u64 until;
+
+	if (sched->passthrough || !sched->nr_queued)
+		return sched->nr_queued;
+	if (!n || !ioband_sched_room(sched))
+		return false;
+	if (ioband_sched_range(sched))
+		return ioband_entity_of(n, pnode)->nr_queued;
+	return ioband_sched_pick(sched, &until);
+}
+
 u64 ioband_sched_next_event_ns(const struct ioband_sched *sched)
 {
 	const struct ioband_sched_node *n = sched->ltree.leftmost;
-	const struct ioband_sched_entity *first = ioband_sched_pfirst(sched);
+	u64 until;
 
 	/* With no room below, a completion comes first: no timer. */
 	if (sched->passthrough || !ioband_sched_room(sched))
 		return 0;
-	if (first && first->waiting && sched->nr_queued)
-		return first->active_ns + IOBAND_IDLE_NS;
+	if (!ioband_sched_range(sched)) {
+		if (sched->nr_queued && !ioband_sched_pick(sched, &until))
+			return until;
+		return 0;
+	}
 	return n ? n->key : 0;
 }
 
@@ -1640,11 +1828,96 @@ static u64 ioband_window_size(const struct ioband_window *w)
 	return sectors;
 }
 
+/*
+ * The probe starts a step from the window of the latest period: half as
+ * much again, or a quarter less.
+ */
+static void ioband_window_probe_start(struct ioband_window *w, u64 rate)
+{
+	u64 size = w->sectors;
+
+	w->probing = true;
+	w->probe_base_rate = rate > w->rate ? rate : w->rate;
+	w->probe_base_sectors = size;
+	w->probe_rate_sum = 0;
+	w->probe_items = 0;
+	w->probe_periods = 0;
+	if (!w->probe_up && size - size / 4 > ioband_window_size(w) &&
+	    size - size / 4 >= IOBAND_WINDOW_MIN_SECTORS) {
+		w->probe_sectors = size - size / 4;
+		return;
+	}
+	w->probe_up = true;
+	size += size / 2;
+	w->probe_sectors = size < IOBAND_WINDOW_MAX_SECTORS ?
+			   size : IOBAND_WINDOW_MAX_SECTORS;
+}
+
+/* The probe's step ends: hold @hold full periods, then probe @up. */
+static void ioband_window_probe_end(struct ioband_window *w, u64 sectors,
+				    u32 hold, bool up)
+{
+	w->probe_sectors = sectors;
+	w->probing = false;
+	w->probe_periods = 0;
+	w->probe_hold = hold < IOBAND_WINDOW_MAX_HOLD_PERIODS ?
+			hold : IOBAND_WINDOW_MAX_HOLD_PERIODS;
+	w->probe_up = up;
+}
+
+/*
+ * A period in which bios were held for want of room completed @rate
+ * sectors per second: the probe's step (section 14). After probe_hold
+ * such periods it tries a window half as much again, or (after an up
+ * step that gained nothing) a quarter less, for
+ * IOBAND_WINDOW_PROBE_PERIODS full periods, and compares their mean rate
+ * with the best at the size it left, give or take the error of a rate
+ * counted in whole items (two over the step). An up step that gains a
+ * sixteenth goes on up; one that does not goes back, holds twice as long (up to
+ * IOBAND_WINDOW_MAX_HOLD_PERIODS) and tries down next. A down step that
+ * keeps the rate within a thirty-second stays, and tries down again after
+ * IOBAND_WINDOW_HOLD_PERIODS; one that does not goes back, holds twice
+ * as long and tries up next.
+ */
+static void ioband_window_probe(struct ioband_window *w, u64 rate,
+				u64 items)
+{
+	u64 base = w->probe_base_rate, mean, noise;
+
+	w->probe_periods++;
+	if (!w->probing) {
+		if (w->probe_periods >= w->probe_hold)
+			ioband_window_probe_start(w, rate);
+		return;
+	}
+	w->probe_rate_sum += rate;
+	w->probe_items += items;
+	if (w->probe_periods < IOBAND_WINDOW_PROBE_PERIODS)
+		return;
+	mean = ioband_div64(w->probe_rate_sum, w->probe_periods);
+	/* a rate counted in whole items is off by about two over the step */
+	noise = ioband_div64(base * 2, w->probe_items + 1);
+	if (w->probe_up && mean > base + base / 16 + noise) {
+		w->probe_hold = IOBAND_WINDOW_HOLD_PERIODS;
+		ioband_window_probe_start(w, mean);
+	} else if (w->probe_up) {
+		ioband_window_probe_end(w, w->probe_base_sectors,
+					w->probe_hold * 2, false);
+	} else if (mean + base / 32 + noise >= base) {
+		ioband_window_probe_end(w, w->probe_sectors,
+					IOBAND_WINDOW_HOLD_PERIODS, false);
+	} else {
+		ioband_window_probe_end(w, w->probe_base_sectors,
+					w->probe_hold * 2, true);
+	}
+}
+
 /* The current period ends at @now: its rate counts, the window follows. */
 static void ioband_window_end_period(struct ioband_window *w, u64 now)
 {
 	u64 elapsed = now - w->period_start_ns;
-	u64 rate = 0;
+	struct ioband_window_class *c;
+	u64 rate = 0, lat = 0;
 	u32 i;
 
 	if (w->period_sectors)
@@ -1656,23 +1929,54 @@ static void ioband_window_end_period(struct ioband_window *w, u64 now)
 	for (i = 0; i < IOBAND_WINDOW_RATE_PERIODS; i++)
 		if (w->period_rates[i] > w->rate)
 			w->rate = w->period_rates[i];
-	/* A minimum that was not seen again for long is renewed. */
-	if (w->period_min_lat_ns &&
-	    now - w->min_lat_at_ns > IOBAND_WINDOW_MIN_LAT_NS) {
-		w->min_lat_ns = w->period_min_lat_ns;
-		w->min_lat_at_ns = now;
+	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
+		c = &w->classes[i];
+		/* A minimum that was not seen again for long is renewed. */
+		if (c->period_min_lat_ns &&
+		    now - c->min_lat_at_ns > IOBAND_WINDOW_MIN_LAT_NS) {
+			c->min_lat_ns = c->period_min_lat_ns;
+			c->min_lat_at_ns = now;
+		}
+		/* items < 2^33 in a period, latency < 2^30 ns */
+		lat += c->period_items * c->min_lat_ns;
+		c->period_items = 0;
+		c->period_min_lat_ns = 0;
 	}
+	if (w->period_items)
+		w->min_lat_ns = ioband_div64(lat, w->period_items);
+	if (w->period_least_ns)
+		w->queueing = ioband_div64(w->period_lat_ns << 8,
+					   w->period_least_ns);
+	w->period_lat_ns = 0;
+	w->period_least_ns = 0;
+	if (w->full_now)
+		ioband_window_probe(w, rate, w->period_items);
+	w->full_now = false;
 	w->sectors = ioband_window_size(w);
+	if (w->sectors < w->probe_sectors)
+		w->sectors = w->probe_sectors;
 	w->period_start_ns = now;
 	w->period_sectors = 0;
-	w->period_min_lat_ns = 0;
+	w->period_items = 0;
 	w->periods++;
+}
+
+/* The size class of an item of @sectors: floor(log2), the last open. */
+static u32 ioband_window_class(u32 sectors)
+{
+	u32 class = sectors ? 31 - __builtin_clz(sectors) : 0;
+
+	return class < IOBAND_WINDOW_SIZE_CLASSES ?
+	       class : IOBAND_WINDOW_SIZE_CLASSES - 1;
 }
 
 /* @item, of @sectors, completed at @now after @lat_ns below us. */
 static void ioband_window_complete(struct ioband_window *w, u32 sectors,
 				   u64 lat_ns, u64 now)
 {
+	struct ioband_window_class *c =
+		&w->classes[ioband_window_class(sectors)];
+
 	if (w->in_flight_sectors >= sectors)
 		w->in_flight_sectors -= sectors;
 	else
@@ -1682,13 +1986,18 @@ static void ioband_window_complete(struct ioband_window *w, u32 sectors,
 		lat_ns = IOBAND_NS_PER_SEC - 1;
 	if (!lat_ns)
 		lat_ns = 1;
-	if (!w->period_min_lat_ns || lat_ns < w->period_min_lat_ns)
-		w->period_min_lat_ns = lat_ns;
-	if (!w->min_lat_ns || lat_ns <= w->min_lat_ns) {
-		w->min_lat_ns = lat_ns;
-		w->min_lat_at_ns = now;
+	if (!c->period_min_lat_ns || lat_ns < c->period_min_lat_ns)
+		c->period_min_lat_ns = lat_ns;
+	if (!c->min_lat_ns || lat_ns <= c->min_lat_ns) {
+		c->min_lat_ns = lat_ns;
+		c->min_lat_at_ns = now;
 	}
+	c->period_items++;
+	w->period_items++;
 	w->period_sectors += sectors;
+	/* latency < 2^30 ns, items < 2^33 in a period: no overflow */
+	w->period_lat_ns += lat_ns;
+	w->period_least_ns += c->min_lat_ns;
 	if (!w->period_start_ns || ioband_vt_before(now, w->period_start_ns)) {
 		w->period_start_ns = now;
 		return;
@@ -1706,6 +2015,16 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 		sched->in_flight--;
 	ioband_window_complete(&sched->window, item->sectors,
 			       now_ns - item->dispatch_ns, now_ns);
+	if (entity->in_flight_sectors >= item->sectors)
+		entity->in_flight_sectors -= item->sectors;
+	else
+		entity->in_flight_sectors = 0;
+	/* The peak forgets an eighth per completion, down to what it has. */
+	entity->peak_sectors -= entity->peak_sectors >> 3;
+	if (entity->peak_sectors <
+	    entity->in_flight_sectors + entity->queued_sectors)
+		entity->peak_sectors = entity->in_flight_sectors +
+				       entity->queued_sectors;
 	if (entity->attached) {
 		entity->active_ns = now_ns;
 		/* A completion is why a closed-loop submitter comes back. */
@@ -1747,7 +2066,7 @@ struct ioband_sched_item *ioband_sched_drain(struct ioband_sched *sched,
 		return NULL;
 	ioband_sched_deactivate(sched, entity);
 	for (item = items; item; item = item->next)
-		ioband_sched_start_item(sched, item);
+		ioband_sched_start_item(sched, entity, item);
 	sched->nr_queued -= entity->nr_queued;
 	entity->nr_queued = 0;
 	entity->head = NULL;

@@ -65,8 +65,10 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * sectors, sized from the device's measured rate and latency. Never below
  * IOBAND_WINDOW_MIN_SECTORS (8 KiB) nor above IOBAND_WINDOW_MAX_SECTORS
  * (64 MiB); the rate is measured over periods of IOBAND_WINDOW_PERIOD_NS
- * and the latest IOBAND_WINDOW_RATE_PERIODS of them count; the minimum
- * latency is forgotten after IOBAND_WINDOW_MIN_LAT_NS without a new one.
+ * and the latest IOBAND_WINDOW_RATE_PERIODS of them count; the least
+ * latency of each of IOBAND_WINDOW_SIZE_CLASSES size classes (powers of
+ * two of sectors) is forgotten after IOBAND_WINDOW_MIN_LAT_NS without a
+ * new one.
  */
 #define IOBAND_WINDOW_MIN_SECTORS	16
 #define IOBAND_WINDOW_MAX_SECTORS	(1U << 17)
@@ -74,6 +76,10 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 #define IOBAND_WINDOW_PERIOD_NS		(50ULL * 1000 * 1000)
 #define IOBAND_WINDOW_RATE_PERIODS	8
 #define IOBAND_WINDOW_MIN_LAT_NS	(10ULL * 1000 * 1000 * 1000)
+#define IOBAND_WINDOW_SIZE_CLASSES	12
+#define IOBAND_WINDOW_PROBE_PERIODS	2
+#define IOBAND_WINDOW_HOLD_PERIODS	8
+#define IOBAND_WINDOW_MAX_HOLD_PERIODS	64
 
 /*
  * How long a group whose queue ran empty stays competing after its last
@@ -81,6 +87,16 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * for one group's sake at a time.
  */
 #define IOBAND_IDLE_NS			(2ULL * 1000 * 1000)
+
+/* The most waiting groups the dispatcher looks past for a backlogged one. */
+#define IOBAND_WAIT_SKIP		8
+
+/*
+ * Latency over least latency (x 256) below which the device is taken to
+ * queue nothing of ours: 1.25. A device serving one IO at a time with one
+ * more waiting behind it shows 1.5.
+ */
+#define IOBAND_NO_QUEUEING		320
 
 /* Largest values accepted, so that no tag arithmetic can overflow. */
 #define IOBAND_MAX_IO_LIMIT		65536
@@ -183,6 +199,9 @@ struct ioband_sched_entity {
 
 	u64 active_ns;		/* its latest submission or completion */
 	u64 think_ns;		/* mean gap before a bio finds it empty */
+	u64 in_flight_sectors;	/* of its items, dispatched, not completed */
+	u64 queued_sectors;	/* of its items, held */
+	u64 peak_sectors;	/* its recent most, in flight and held */
 
 	/* Range policies (section 8); kept, unused, under the others. */
 	u32 min_kbps;			/* reservation, 0 = none */
@@ -214,22 +233,57 @@ struct ioband_sched_stats {
 };
 
 /*
+ * The least completion latency of the items of one size class (section
+ * 14): sectors by powers of two, 1, 2-3, 4-7, ..., the last open-ended.
+ */
+struct ioband_window_class {
+	u64 min_lat_ns;		/* 0: none measured yet */
+	u64 min_lat_at_ns;	/* when min_lat_ns was last lowered or renewed */
+	u64 period_min_lat_ns;
+	u64 period_items;	/* of the class, completed in the current period */
+};
+
+/*
  * The dispatch window and what it is derived from (section 14): the
  * device's rate in sectors per second, the best of the latest periods,
- * and the least completion latency seen.
+ * and the latency of the load with no queue below: each size class's
+ * least latency, weighted by the items it completed in the latest
+ * period.
  */
 struct ioband_window {
 	u64 sectors;		/* the window: in flight below us at most */
 	u64 in_flight_sectors;
 	u64 rate;		/* sectors per second */
 	u64 min_lat_ns;		/* 0: none measured yet */
-	u64 min_lat_at_ns;	/* when min_lat_ns was last lowered or renewed */
 	u64 period_start_ns;
 	u64 period_sectors;	/* completed in the current period */
-	u64 period_min_lat_ns;
+	u64 period_items;
+	u64 period_lat_ns;	/* latency of its items, summed */
+	u64 period_least_ns;	/* their classes' least latencies, summed */
+	/*
+	 * Latency over least latency, x 256, in the latest period that
+	 * completed items: 256 when the device queues nothing of ours, 0
+	 * before the first (section 15).
+	 */
+	u32 queueing;
+	/*
+	 * The probe (section 14): the window is at least probe_sectors, which
+	 * steps up while a full window's rate rises with it and down while
+	 * the rate does not fall. full_now: a bio was held for want of room in
+	 * the current period.
+	 */
+	bool full_now, probing, probe_up;
+	u64 probe_sectors;
+	u64 probe_base_sectors;	/* the size the step left */
+	u64 probe_base_rate;	/* the best rate at that size */
+	u64 probe_rate_sum;	/* of the full periods of the step */
+	u64 probe_items;	/* completed in them */
+	u32 probe_periods;	/* full periods of the step, or of the hold */
+	u32 probe_hold;		/* full periods to hold before the next step */
 	u64 period_rates[IOBAND_WINDOW_RATE_PERIODS];
 	u32 period_index;
 	u64 periods;		/* periods measured */
+	struct ioband_window_class classes[IOBAND_WINDOW_SIZE_CLASSES];
 };
 
 /* One bandwidth domain: every target sharing an ioband_device_id. */
@@ -398,26 +452,14 @@ static inline bool ioband_sched_room(const struct ioband_sched *sched)
 }
 
 /*
- * True when ioband_sched_next() would return an item now, time apart
- * (a competing group may have stopped competing: the timer of
- * ioband_sched_next_event_ns() covers that). The caller runs its
- * dispatch loop whenever this may have turned true: after a completion
+ * True when ioband_sched_next() would return an item now. The caller
+ * runs its dispatch loop whenever this may have turned true: after every
+ * submit (one that went down may have ended a wait) and completion
  * (ioband_sched_complete() returns it), and after raising io_limit,
- * turning passthrough on or detaching a group.
+ * turning passthrough on or detaching a group; otherwise it arms the
+ * timer of ioband_sched_next_event_ns().
  */
-static inline bool ioband_sched_has_work(const struct ioband_sched *sched)
-{
-	const struct ioband_sched_node *n = sched->ptree.leftmost;
-	const struct ioband_sched_entity *first;
-
-	if (sched->passthrough)
-		return sched->nr_queued;
-	if (!n || !ioband_sched_room(sched))
-		return false;
-	first = (const struct ioband_sched_entity *)((const char *)n -
-		__builtin_offsetof(struct ioband_sched_entity, pnode));
-	return first->nr_queued;
-}
+bool ioband_sched_has_work(const struct ioband_sched *sched);
 
 /*
  * While on, submit dispatches every item at once, uncharged, and next
