@@ -51,6 +51,8 @@
 : "${BENCH_SEED:=0}"       # shuffles each scenario's variants (0: in the order given)
 : "${BENCH_CAL_RUNTIME:=2}" # s per calibration job (after 1 s of ramp)
 : "${BENCH_BW_SIZE_MB:=4}" # buffered writers: MiB per fio job
+: "${BENCH_BW_JOBS:=50}"   # seed004, bw2: fio jobs per cgroup
+: "${BENCH_BW_BS:=64k}"    # buffered writers' block size (the seed: fio's default, 4k)
 : "${BENCH_BW_DIRTY_MB:=64}" # buffered scenarios: vm.dirty_bytes (a quarter: background)
 : "${BENCH_LOG_MS:=500}"   # fio bandwidth log interval, ms (0: no log)
 : "${BENCH_WBT:=0}"        # wbt_lat_usec of the null_blk in every variant (0: off)
@@ -327,6 +329,11 @@ bench_ctl_on() {
 	bfq)
 		for _mm in $(bench_ctl_majmins); do
 			_q=/sys/dev/block/$_mm/queue
+			if [ ! -e "$_q/scheduler" ]; then
+				# 6.12: a bio-based device (dm) has no scheduler file at all.
+				BENCH_CTL="$BENCH_CTL;$_mm:no_queue/scheduler"
+				continue
+			fi
 			_old=$(sed 's/.*\[\(.*\)\].*/\1/' "$_q/scheduler")
 			BENCH_SAVED="$BENCH_SAVED $_mm=$_old:$(cat "$_q/nr_requests")"
 			if bench_try bench_write "$_q/scheduler" bfq; then
@@ -625,10 +632,14 @@ bench_filter() {
 bench_shuffle() {
 	_sh_s=$1
 	shift
-	printf '%s\n' "$@" | awk -v seed="$BENCH_SEED" -v h="$(echo "$_sh_s" | cksum | cut -d' ' -f1)" '
+	printf '%s\n' "$@" | awk -v seed="$BENCH_SEED" -v name="$_sh_s" '
 		{ a[NR] = $0 }
 		END {
 			if (seed != 0) {
+				# A hash of the name (busybox has no cksum here).
+				chars = "abcdefghijklmnopqrstuvwxyz0123456789.-_:@"
+				for (i = 1; i <= length(name); i++)
+					h = (h * 31 + index(chars, substr(name, i, 1))) % 2147483647
 				srand((seed * 7919 + h) % 2147483647)
 				for (i = NR; i > 1; i--) { j = int(rand() * i) + 1; t = a[i]; a[i] = a[j]; a[j] = t }
 			}
@@ -773,4 +784,35 @@ bench_buffered() {
 	remove_nullb "$NB_NAME"
 	# shellcheck disable=SC2086 # the arguments, one per word
 	bench_nullb $NB_ARGS
+}
+
+# bench_writers SCEN "name:weight ..." JOBS MIB CHECKS: a scenario of
+# buffered writers: each group runs `fio --rw=write --numjobs=JOBS`, MIB MiB
+# a job, BENCH_BW_BS writes, on a 32 MiB/s null_blk (memory_backed, the data
+# lives in guest memory: a fresh one per variant), each peer at its
+# designated best and ioband under both weight policies.
+bench_writers() {
+	BENCH_BUFFERED=1
+	bench_nullb "bf-$1" 2048 mbps=32 memory_backed=1
+	bench_calibrate
+	bench_groups "$2"
+	for _n in $BENCH_GROUPS; do
+		eval "JOB_$_n=\"--rw=write --bs=$BENCH_BW_BS --size=${4}m --numjobs=$3\""
+	done
+	bench_buffered_run "$1" "$5"
+}
+
+# bench_buffered_run SCEN CHECKS: the variants of a buffered scenario whose
+# device, groups and jobs are set, under lowered dirty limits; then the
+# groups and the device go.
+bench_buffered_run() {
+	# fio's bandwidth here is the page cache's: the plots take io.stat's.
+	BENCH_FIO_LOG=0
+	bench_dirty_limits
+	bench_config "$1" "$2"
+	# shellcheck disable=SC2086 # one spec per word
+	bench_each "$1" bench_buffered $BENCH_BEST ioband:weight-iosize
+	bench_dirty_restore
+	bench_cleanup_groups
+	remove_nullb "$NB_NAME"
 }
