@@ -1,49 +1,110 @@
 #!/bin/sh
-# CPU-bound overhead: 4k random reads from an uncapped null_blk through
-# dm-linear and through ioband with 1, 8, 64 and 1000 attached cgroups
-# (the reader in the last of them), in the same boot, alternating. Prints
-# "@@OVERHEAD <groups> linear|ioband <IOPS of each repetition>..." lines.
+# CPU-bound overhead with every group backlogged: 4 KiB random reads from
+# an uncapped null_blk, so that the guest's CPU is the bottleneck, by N
+# cgroups at once (N of OVERHEAD_GROUPS, each its own fio, iodepth
+# max(4, 64 / N)), through dm-linear and through ioband with those N groups
+# attached, in the same boot. The IOPS are the null_blk's reads completed
+# over OVERHEAD_WINDOW seconds that start once every group's IO is seen
+# moving (32 fio processes take seconds to start in a TCG guest: fio's own
+# figures would cover times when not all of them ran). OVERHEAD_REPS pairs
+# per N; within a pair the two devices run back to back, in alternating
+# order (linear first in odd pairs, ioband first in even ones), so that a
+# slow spell of the host (a TCG guest's CPU is a host thread) hits both
+# alike. Prints "@@OVERHEAD <N> <pair> <linear IOPS> <ioband IOPS>" lines.
 . /ioband/lib.sh
 set -eu
 
-RUNTIME=${OVERHEAD_RUNTIME:-8}
-REPS=${OVERHEAD_REPS:-3}
+WINDOW=${OVERHEAD_WINDOW:-4}
+REPS=${OVERHEAD_REPS:-10}
+NGROUPS=${OVERHEAD_GROUPS:-1 8 32}
 dev=$(make_nullb ovh 1024)
 size=$(blockdev --getsz "$dev")
+stat=/sys/dev/block/$(dev_majmin "$dev")/stat
 
-iops() { # DEVICE CGROUP: read IOPS of the job, run in CGROUP
-	cg_run "$2" fio --name=ovh --filename="$1" --direct=1 --ioengine=libaio \
-		--iodepth=32 --numjobs=2 --rw=randread --bs=4k --time_based \
-		--runtime="$RUNTIME" --ramp_time=2 --group_reporting \
-		--output-format=terse --output=ovh.terse
-	cut -d';' -f8 ovh.terse
+# cg_empty CGROUP: no process in it (cgroupfs files have no size: read it).
+cg_empty() { [ -z "$(cat "$CGROOT/$1/cgroup.procs")" ]; }
+
+# reads CGROUP MAJ:MIN: the reads io.stat counts for the group on the device.
+reads() {
+	sed -n "s/^$2 .*rios=\([0-9]*\).*/\1/p" "$CGROOT/$1/io.stat" | awk '{ n += $1 } END { print n + 0 }'
+}
+
+# all_reading N MAJ:MIN: each of the N groups has read more than base.txt's
+# line for it says.
+all_reading() {
+	_j=0
+	while [ "$_j" -lt "$1" ]; do
+		[ "$(reads "ovh/g$_j" "$2")" -gt "$(sed -n "$((_j + 1))p" base.txt)" ] || return 1
+		_j=$((_j + 1))
+	done
+}
+
+# iops DEVICE N DEPTH: the IOPS of N fio readers at once, one per cgroup.
+iops() {
+	_mm=$(dev_majmin "$1")
+	: >base.txt
+	_i=0
+	while [ "$_i" -lt "$2" ]; do
+		reads "ovh/g$_i" "$_mm" >>base.txt
+		_i=$((_i + 1))
+	done
+	_i=0
+	_pids=
+	while [ "$_i" -lt "$2" ]; do
+		cg_run "ovh/g$_i" fio --name="g$_i" --filename="$1" --direct=1 --ioengine=libaio \
+			--iodepth="$3" --numjobs=1 --rw=randread --bs=4k --norandommap --randrepeat=0 \
+			--time_based --runtime=300 --output=/dev/null >/dev/null 2>&1 &
+		_pids="$_pids $!"
+		_i=$((_i + 1))
+	done
+	# 32 fio processes take more than 10 s to start in the emulated guest.
+	wait_for 120 all_reading "$2" "$_mm"
+	sleep 1
+	_t0=$(cut -d' ' -f1 /proc/uptime) _c0=$(awk '{ print $1 }' "$stat")
+	sleep "$WINDOW"
+	_t1=$(cut -d' ' -f1 /proc/uptime) _c1=$(awk '{ print $1 }' "$stat")
+	# Every process of the groups' cgroups goes (the pids above are the
+	# shells that run fio, not fio's job processes, which hold the device).
+	_i=0
+	while [ "$_i" -lt "$2" ]; do
+		echo 1 >"$CGROOT/ovh/g$_i/cgroup.kill"
+		wait_for 30 cg_empty "ovh/g$_i"
+		_i=$((_i + 1))
+	done
+	for _p in $_pids; do wait "$_p" 2>/dev/null || :; done
+	awk -v a="$_c0" -v b="$_c1" -v t0="$_t0" -v t1="$_t1" 'BEGIN { printf "%.0f\n", (b - a) / (t1 - t0) }'
 }
 
 cg_create ovh
-for n in 1 8 64 1000; do
+for n in $NGROUPS; do
 	groups=
 	i=0
-	while [ $i -lt $n ]; do
-		[ -d /sys/fs/cgroup/ovh/g$i ] || mkdir /sys/fs/cgroup/ovh/g$i
-		groups="$groups $(cg_id ovh/g$i):$((1 + i % 500))"
+	while [ "$i" -lt "$n" ]; do
+		[ -d "$CGROOT/ovh/g$i" ] || cg_create "ovh/g$i"
+		groups="$groups $(cg_id "ovh/g$i"):100"
 		i=$((i + 1))
 	done
-	reader=ovh/g$((n - 1))
+	depth=$((64 / n))
+	[ "$depth" -ge 4 ] || depth=4
 	dm_create ovh-linear "0 $size linear $dev 0" >/dev/null
 	# shellcheck disable=SC2086 # one word per group
 	dm_create ovh-ioband "0 $size ioband $dev ovh 0 0 cgroup weight 0 :100$groups" >/dev/null
-	# Alternated, REPS times each, so that a slow spell of the host
-	# (a TCG guest's CPU is a host thread) hits both alike.
-	linear='' ioband=''
-	r=0
-	while [ $r -lt "$REPS" ]; do
-		linear="$linear $(iops /dev/mapper/ovh-linear "$reader")"
-		ioband="$ioband $(iops /dev/mapper/ovh-ioband "$reader")"
+	r=1
+	while [ "$r" -le "$REPS" ]; do
+		if [ $((r % 2)) = 1 ]; then
+			l=$(iops /dev/mapper/ovh-linear "$n" "$depth")
+			b=$(iops /dev/mapper/ovh-ioband "$n" "$depth")
+		else
+			b=$(iops /dev/mapper/ovh-ioband "$n" "$depth")
+			l=$(iops /dev/mapper/ovh-linear "$n" "$depth")
+		fi
+		echo "@@OVERHEAD $n $r $l $b"
 		r=$((r + 1))
 	done
+	echo "@@OVERHEAD-STATS $n $(dmsetup message ovh-ioband 0 stats | head -n 1)"
 	dmsetup remove ovh-linear
 	dmsetup remove ovh-ioband
-	echo "@@OVERHEAD $n linear$linear"
-	echo "@@OVERHEAD $n ioband$ioband"
 done
 remove_nullb ovh
+for g in "$CGROOT"/ovh/g*; do rmdir "$g"; done
+cg_remove ovh
