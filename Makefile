@@ -1,7 +1,8 @@
 # dm-ioband: the kernel module, iobandctl and their tests.
 #
 #   make            build dm-ioband.ko (against KDIR) and iobandctl
-#   make check      every test: unit tests, then guest tests on 6.1 and 6.12
+#   make check      every test: unit tests, then guest tests on 6.1 and newest
+#                   (7.3, scripts/kernels.pinned), a smoke subset on 6.12
 #   make check-debug  (not in CI) the guest tests and a SOAK_MIN (3) minute
 #                   soak on a 6.1 kernel built from Debian's source with
 #                   KASAN, lockdep, DEBUG_OBJECTS, kmemleak; the kernel build
@@ -21,7 +22,7 @@
 #                   DESTDIR, PREFIX (/usr), INSTALL_MOD_PATH, KDIR as usual;
 #                   depmod runs only without DESTDIR (else: depmod -b by hand)
 #   make deb        the Debian packages dm-ioband-dkms and iobandctl, in ../
-#   make dkms-check build the module with DKMS for the cached 6.1 and 6.12
+#   make dkms-check build the module with DKMS for the cached 6.1, 6.12 and newest
 #                   headers, in a temporary DKMS tree
 #
 # KDIR defaults to the running kernel's build tree, else the Debian 6.1
@@ -97,7 +98,8 @@ TOOLS_VARS    = DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) SBINDIR=$(SBINDIR) \
 		MANDIR=$(MANDIR) BASHCOMPDIR=$(BASHCOMPDIR)
 DOCS          := README.md Documentation/ioband.rst packaging/README-install.md
 UNITS         := systemd/iobandctl-apply.service systemd/iobandctl-apply.path \
-		 systemd/iobandctl-reapply.service
+		 systemd/iobandctl-reapply.service systemd/iobandctl-export.service \
+		 systemd/iobandctl-export.timer
 
 install: all
 	@kver=$(module_kver); test -n "$$kver" || { echo "install: cannot read the kernel version of $(MODULE_KO)" >&2; exit 1; }; \

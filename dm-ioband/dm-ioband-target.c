@@ -40,10 +40,14 @@
 #include <linux/uidgid.h>
 #include <linux/workqueue.h>
 
+#include "ioband-compat.h"
 #include "ioband-core.h"
 #include "ioband-sched.h"
 
 #define DM_MSG_PREFIX "ioband"
+
+/* The largest bio ioband lets through, in sectors (512 KiB). */
+#define IOBAND_MAX_IO_SECTORS	1024
 
 #ifndef CONFIG_BLK_CGROUP
 #error "dm-ioband needs a kernel with CONFIG_BLK_CGROUP"
@@ -108,62 +112,54 @@ static enum ioband_group_type ioband_type(const struct ioband_c *ic)
  * submits the clone. Asking the current task instead is right for
  * synchronous submitters and wrong for writeback by the flusher, the data
  * half of a PREFLUSH write and bios dm deferred across a suspend: those run
- * in kernel threads. The original bio is reachable through dm's private
- * per-io structures, mirrored below for the kernels whose dm-core.h they
- * were checked against (Kbuild defines IOBAND_DM_CORE_LAYOUT_CHECKED for
- * them). Each use is validated (magic numbers, our target, our disk), and
- * the current task's cgroup is the fallback.
+ * in kernel threads. Every kernel from 6.1 to 7.3 does so (alloc_tio()
+ * clones with a NULL bdev, so __bio_clone() copies no association;
+ * dm_submit_bio_remap() calls bio_clone_blkg_association() later), and no
+ * exported function gives a target the original bio. It is reachable only
+ * through dm's private per-io structures, struct dm_target_io and struct
+ * dm_io of drivers/md/dm-core.h, which the headers lack. Their offsets come
+ * from ioband-dm-layout.h, which Kbuild generates by compiling
+ * ioband-dm-layout.c against this very kernel's dm-core.h (IOBAND_DM_SOURCE).
+ * Each use is validated (both magic numbers, our target, our mapped device
+ * in tio->io->md and as the original bio's disk), and the current task's
+ * cgroup is the fallback. A module built without that source charges every
+ * bio to the submitting task, and says so at load and in the stats
+ * message (writeback_attribution=task).
  */
-#ifdef IOBAND_DM_CORE_LAYOUT_CHECKED
-#define IOBAND_DM_TIO_MAGIC	28714
-#define IOBAND_DM_IO_MAGIC	19577
+#ifdef IOBAND_DM_LAYOUT
+#include "ioband-dm-layout.h"
 
-/* struct dm_io of drivers/md/dm-core.h, 6.1 to 6.12, up to orig_bio. */
-struct ioband_dm_io {
-	unsigned short magic;
-	blk_short_t flags;
-	spinlock_t lock;
-	unsigned long start_time;
-	void *data;
-	struct ioband_dm_io *next;
-	struct {
-		bool merged;
-		unsigned long long duration_ns;
-	} stats_aux;
-	blk_status_t status;
-	atomic_t io_count;
-	struct mapped_device *md;
-	struct bio *orig_bio;
-};
+#define IOBAND_WRITEBACK_ATTRIBUTION	"orig-bio"
 
-/* struct dm_target_io of drivers/md/dm-core.h, 6.1 to 6.12. */
-struct ioband_dm_target_io {
-	unsigned short magic;
-	blk_short_t flags;
-	unsigned int target_bio_nr;
-	struct ioband_dm_io *io;
-	struct dm_target *ti;
-	unsigned int *len_ptr;
-	sector_t old_sector;
-	struct bio clone;
-};
+/* The field of @type at @offset in dm's private struct at @base. */
+#define ioband_dm_field(type, base, offset) \
+	(*(type *)((char *)(base) + (offset)))
 
 static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
 {
-	struct ioband_dm_target_io *tio;
+	struct mapped_device *md = dm_table_get_md(ti->table);
+	void *tio = (char *)clone - IOBAND_TIO_CLONE;
 	struct bio *orig;
+	void *io;
 
-	tio = container_of(clone, struct ioband_dm_target_io, clone);
-	if (tio->magic != IOBAND_DM_TIO_MAGIC || tio->ti != ti || !tio->io ||
-	    tio->io->magic != IOBAND_DM_IO_MAGIC)
+	if (ioband_dm_field(unsigned short, tio, IOBAND_TIO_MAGIC) !=
+	    IOBAND_DM_TIO_MAGIC ||
+	    ioband_dm_field(struct dm_target *, tio, IOBAND_TIO_TI) != ti)
 		return NULL;
-	orig = tio->io->orig_bio;
-	if (!orig || !orig->bi_bdev ||
-	    orig->bi_bdev->bd_disk != dm_disk(dm_table_get_md(ti->table)))
+	io = ioband_dm_field(void *, tio, IOBAND_TIO_IO);
+	if (!io ||
+	    ioband_dm_field(unsigned short, io, IOBAND_IO_MAGIC) !=
+	    IOBAND_DM_IO_MAGIC ||
+	    ioband_dm_field(struct mapped_device *, io, IOBAND_IO_MD) != md)
+		return NULL;
+	orig = ioband_dm_field(struct bio *, io, IOBAND_IO_ORIG_BIO);
+	if (!orig || !orig->bi_bdev || orig->bi_bdev->bd_disk != dm_disk(md))
 		return NULL;
 	return orig;
 }
 #else
+#define IOBAND_WRITEBACK_ATTRIBUTION	"task"
+
 static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
 {
 	return NULL;
@@ -249,18 +245,70 @@ static struct ioband_group *__ioband_classify(struct dm_target *ti,
 	return group ? group : &ic->groups.default_group;
 }
 
+/*
+ * Bios that everyone may be waiting for go down at once and are charged
+ * to their group as debt (ioband-sched.c section 16): what blk-cgroup's
+ * bio_issue_as_root_blkg() issues as root (metadata, swap), priority IO,
+ * and the journal's writes, that is sync, FUA or PREFLUSH writes that a
+ * kernel thread issues for the root cgroup (jbd2, xfsaild). A tenant's
+ * own O_SYNC or FUA writes are not among them: they would escape its
+ * weight. The caller holds rcu_read_lock().
+ */
+static bool ioband_bio_urgent(struct dm_target *ti, struct bio *bio)
+{
+	struct cgroup_subsys_state *css;
+
+	if (bio->bi_opf & (REQ_META | REQ_PRIO | REQ_SWAP))
+		return true;
+	if (!op_is_write(bio_op(bio)) ||
+	    !(bio->bi_opf & (REQ_SYNC | REQ_FUA | REQ_PREFLUSH)) ||
+	    !(current->flags & PF_KTHREAD))
+		return false;
+	css = ioband_bio_css(ti, bio);
+	return !css || !css->parent;
+}
+
+/*
+ * The scheduler's view of @bio: its direction and flags, or -1 for an
+ * operation that is not scheduled (zone management and the like).
+ * Discards, write-zeroes and secure erases are held and charged by the
+ * size they cover, as writes.
+ */
+static int ioband_bio_dir(struct bio *bio, u32 *flags)
+{
+	*flags = 0;
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		return IOBAND_READ;
+	case REQ_OP_WRITE:
+		return IOBAND_WRITE;
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+	case REQ_OP_SECURE_ERASE:
+		*flags = IOBAND_ITEM_SIZED;
+		return IOBAND_WRITE;
+	default:
+		return -1;
+	}
+}
+
 static struct ioband_group *ioband_entity_group(struct ioband_sched_entity *e)
 {
 	return container_of(e, struct ioband_group, entity);
 }
 
-/* @ib goes down for @group now. */
+/*
+ * @ib goes down for @group now: counted as the group's IO here, when the
+ * device gets it, so that the counters tell what each group had of the
+ * device, not what it asked for.
+ */
 static void __ioband_start(struct ioband_bio *ib, struct ioband_group *group,
 			   u64 now_ns)
 {
 	ib->group = group;
 	ib->time_ns = now_ns;
 	group->in_flight++;
+	ioband_group_account(group, ib->item.dir, ib->item.sectors);
 }
 
 static void ioband_kick(struct ioband_domain *domain)
@@ -269,9 +317,10 @@ static void ioband_kick(struct ioband_domain *domain)
 }
 
 /*
- * Under the range policies a group over its max waits even with room
- * below: wake the worker when the earliest such group may go. Called
- * whenever the dispatch loop will not run otherwise.
+ * Bios may wait with room below: under the range policies for a group
+ * over its max, under the weight policies for a competing group's next
+ * bio (at most 2 ms). Wake the worker when the earliest such wait ends.
+ * Called whenever the dispatch loop will not run otherwise.
  */
 static void __ioband_arm_limit_timer(struct ioband_domain *domain)
 {
@@ -367,7 +416,8 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	 * busy submitters a normal one ran late and left the device idle
 	 * (eq8 at io_limit 8: 85.6% of dm-linear's throughput, 100.9% so).
 	 */
-	domain->wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	domain->wq = alloc_workqueue("kioband",
+				     WQ_MEM_RECLAIM | WQ_HIGHPRI | WQ_PERCPU, 0);
 	if (!domain->wq) {
 		kfree(domain);
 		domain = NULL;
@@ -378,8 +428,8 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	spin_lock_init(&domain->lock);
 	ioband_sched_init(&domain->sched, params);
 	INIT_WORK(&domain->dispatch_work, ioband_dispatch_work);
-	hrtimer_init(&domain->limit_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	domain->limit_timer.function = ioband_limit_timer_fn;
+	ioband_hrtimer_setup(&domain->limit_timer, ioband_limit_timer_fn,
+			     CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	list_add(&domain->list, &ioband_domains);
 out:
 	mutex_unlock(&ioband_domains_lock);
@@ -611,6 +661,18 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
+	/*
+	 * dm splits bios at IOBAND_MAX_IO_SECTORS boundaries: one bio (a
+	 * writeback bio can cover megabytes) then occupies the device for
+	 * milliseconds, not for a quarter of a second of a slow disk, and a
+	 * reader waits behind no more than that.
+	 */
+	ret = dm_set_target_max_io_len(ti, IOBAND_MAX_IO_SECTORS);
+	if (ret) {
+		ti->error = "Cannot set the largest bio";
+		goto bad;
+	}
+
 	/* Nothing fails from here: the table's knobs become the domain's. */
 	spin_lock_irqsave(&ic->domain->lock, flags);
 	table.params.carryover = ic->domain->sched.params.carryover;
@@ -638,31 +700,29 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_domain *domain = ic->domain;
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	struct ioband_group *group;
-	enum ioband_dir dir;
 	unsigned long flags;
+	u32 item_flags;
 	bool now, kick;
 	u64 now_ns;
+	int dir;
 
 	ib->group = NULL;
 	bio_set_dev(bio, ic->dev->bdev);
 	if (!bio_sectors(bio))
 		return DM_MAPIO_REMAPPED;	/* empty flush: never held */
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-
-	/* Discards and write-zeroes are neither counted nor held. */
-	if (bio_op(bio) == REQ_OP_READ)
-		dir = IOBAND_READ;
-	else if (bio_op(bio) == REQ_OP_WRITE)
-		dir = IOBAND_WRITE;
-	else
+	dir = ioband_bio_dir(bio, &item_flags);
+	if (dir < 0)
 		return DM_MAPIO_REMAPPED;
 
-	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir);
 	now_ns = ktime_get_ns();
 	rcu_read_lock();
+	/* A polled bio is urgent too: its poller spins until it completes. */
+	if (ioband_bio_urgent(ti, bio) || ioband_bio_must_not_wait(bio))
+		item_flags |= IOBAND_ITEM_URGENT;
+	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir, item_flags);
 	spin_lock_irqsave(&domain->lock, flags);
 	group = __ioband_classify(ti, bio);
-	ioband_group_account(group, dir, bio_sectors(bio));
 	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item,
 				  now_ns);
 	if (now) {
@@ -671,8 +731,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		group->stats.delayed[dir]++;
 		ib->time_ns = now_ns;
 	}
-	kick = !now && ioband_sched_has_work(&domain->sched);
-	if (!now && !kick)
+	/* A bio that went down may have ended a wait: others may go too. */
+	kick = ioband_sched_has_work(&domain->sched);
+	if (!kick)
 		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	rcu_read_unlock();
@@ -701,7 +762,8 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	group->stats.service_ns += now_ns - ib->time_ns;
 	if (!--group->in_flight && group->detached)
 		gone = group;
-	kick = ioband_sched_complete(&domain->sched, &ib->item);
+	kick = ioband_sched_complete(&domain->sched, &group->entity, &ib->item,
+				     now_ns);
 	if (!kick)
 		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
@@ -871,6 +933,7 @@ static void __ioband_emit_stats(struct ioband_c *ic, char *result,
 				unsigned int maxlen)
 {
 	const struct ioband_sched *sched = &ic->domain->sched;
+	const struct ioband_window *w = &sched->window;
 	const struct ioband_group *group;
 	size_t sz = 0;
 
@@ -879,6 +942,11 @@ static void __ioband_emit_stats(struct ioband_c *ic, char *result,
 	       sched->token_base, sched->io_throttle, sched->io_limit,
 	       sched->params.carryover, sched->in_flight, sched->nr_queued,
 	       sched->vtime, ktime_get_ns() - ic->stats_start_ns);
+	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu",
+	       w->sectors, w->in_flight_sectors, w->rate / 2, w->min_lat_ns,
+	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
+	       sched->stats.urgent);
+	DMEMIT(" writeback_attribution=%s", IOBAND_WRITEBACK_ATTRIBUTION);
 	ioband_emit_group_stats(&ic->groups.default_group, true, result,
 				maxlen, &sz);
 	for (group = ic->groups.first; group; group = group->next)
@@ -1099,6 +1167,11 @@ static int ioband_iterate_devices(struct dm_target *ti,
 	return fn(ti, ic->dev, 0, ti->len, data);
 }
 
+static void ioband_io_hints(struct dm_target *ti, struct queue_limits *limits)
+{
+	ioband_disable_polling(limits);
+}
+
 static struct target_type ioband_target = {
 	.name = "ioband",
 	.version = {0, 2, 0},
@@ -1113,11 +1186,28 @@ static struct target_type ioband_target = {
 	.status = ioband_status,
 	.message = ioband_message,
 	.iterate_devices = ioband_iterate_devices,
+	.io_hints = ioband_io_hints,
+	/*
+	 * map never sleeps; bios go down to one device with nothing changed
+	 * but their sector, so their integrity and inline crypto contexts
+	 * hold.
+	 */
+	.features = DM_TARGET_NOWAIT | DM_TARGET_PASSES_INTEGRITY |
+		    DM_TARGET_PASSES_CRYPTO,
 };
 
 static int __init dm_ioband_init(void)
 {
-	return dm_register_target(&ioband_target);
+	int ret = dm_register_target(&ioband_target);
+
+	if (ret)
+		return ret;
+#ifdef IOBAND_DM_LAYOUT
+	DMINFO("writeback attribution: orig-bio (each bio's original bio, dm-core layout checked against this kernel's source at build time)");
+#else
+	DMWARN("writeback attribution: task (built without this kernel's drivers/md/dm-core.h, IOBAND_DM_SOURCE): every bio is charged to the submitting task, writeback to the flusher's group");
+#endif
+	return 0;
 }
 
 static void __exit dm_ioband_exit(void)

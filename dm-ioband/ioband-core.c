@@ -339,6 +339,11 @@ enum ioband_spec ioband_policy_spec(enum ioband_policy policy)
 	}
 }
 
+unsigned int ioband_spec_nr_values(enum ioband_spec spec)
+{
+	return spec < IOBAND_SPEC_ID ? ioband_specs[spec].nr_values : 0;
+}
+
 /* Splits @arg's syntax from its values' range: 0, or -1 when malformed. */
 static int ioband_parse_group_text(const char *text, enum ioband_spec spec,
 				   unsigned int flags,
@@ -436,17 +441,16 @@ static int ioband_parse_table_u32(const char *text, u32 max, u32 *value)
 }
 
 /*
- * An io_limit below io_throttle, each taken after its default, is raised
- * to it, as dm-ioband did: the params are then always valid.
+ * An io_limit below io_throttle (after its default) is raised to it, as
+ * dm-ioband did: the params are then always valid. io_limit 0 sets no
+ * cap at all and stays 0.
  */
 static void ioband_raise_io_limit(struct ioband_sched_params *params)
 {
 	u32 io_throttle = params->io_throttle ? params->io_throttle :
 						IOBAND_DEFAULT_IO_THROTTLE;
-	u32 io_limit = params->io_limit ? params->io_limit :
-					  IOBAND_DEFAULT_IO_LIMIT;
 
-	if (io_limit < io_throttle)
+	if (params->io_limit && params->io_limit < io_throttle)
 		params->io_limit = io_throttle;
 }
 
@@ -576,7 +580,7 @@ static void ioband_knob_range_error(const struct ioband_message *msg,
 				    char *error, size_t size)
 {
 	snprintf(error, size,
-		 "%s %s: out of range (io_throttle <= io_limit <= %u, token <= %u, carryover <= %u)",
+		 "%s %s: out of range (io_throttle <= io_limit <= %u, io_limit 0 for no cap, token <= %u, carryover <= %u)",
 		 ioband_message_names[msg->kind], msg->arg,
 		 IOBAND_MAX_IO_LIMIT, IOBAND_MAX_TOKEN_BASE,
 		 IOBAND_MAX_CARRYOVER);

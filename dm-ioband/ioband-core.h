@@ -158,6 +158,9 @@ enum ioband_spec {
 /* The group arguments of a table under @policy. */
 enum ioband_spec ioband_policy_spec(enum ioband_policy policy);
 
+/* How many values follow the id of a group argument of @spec. */
+unsigned int ioband_spec_nr_values(enum ioband_spec spec);
+
 static inline bool ioband_spec_has_weight(enum ioband_spec spec)
 {
 	return spec == IOBAND_SPEC_WEIGHT || spec == IOBAND_SPEC_WEIGHT_RANGE;

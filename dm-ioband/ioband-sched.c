@@ -11,23 +11,32 @@
  * an unbounded burst; a weight-1 group beside weights of 32767 must still
  * progress; and choosing the next bio must cost the same with 2 groups or
  * 10,000. We cannot reorder what we have sent down, and we know nothing
- * of the device's speed: we see only submissions and completions.
+ * of the device's speed: we see only submissions and completions, which
+ * is enough to measure it (section 14).
  *
  * The original dm-ioband gave each group tokens every epoch and scanned
  * the groups for the richest one. Its shares held only under saturation
  * (a new epoch started whenever the device ran short), carried-over
  * tokens let returning groups burst, small weights rounded to zero tokens
  * and the scan was linear. This file keeps its knobs and their meaning,
- * but schedules with start-time fair queuing over a window of D requests
- * in flight: SFQ(D) (Jin, Chase and Kaur, SIGMETRICS 2004), with one
- * start tag per group rather than per bio.
+ * but schedules with start-time fair queuing over a window of D in
+ * flight: SFQ(D) (Jin, Chase and Kaur, SIGMETRICS 2004), with one start
+ * tag per group rather than per bio. D is not a count of bios: it is the
+ * sectors that keep the device busy, measured from its completions
+ * (section 14), so that the backlog forms here, where the weights act,
+ * and not in the device's queue. Groups that submit in bursts stay
+ * competing for a moment after their last bio (section 15), and what
+ * everyone waits for never waits here (section 16).
  *
  * 1. Tokens, tags and virtual time
  *
  * A token is the unit of cost: one per IO under `weight`, one per sector
  * under `weight-iosize` (an empty bio costs one; one bio is charged at
  * most IOBAND_MAX_ITEM_COST = 2^20 sectors, so that a 2^32-sector discard
- * neither overflows a tag nor freezes its group for hours).
+ * neither overflows a tag nor freezes its group for hours). Discards,
+ * write-zeroes and secure erases are charged by the size they cover under
+ * `weight` too, one token per 4 KiB: one bio of them can ask the device
+ * for as much work as hundreds of writes.
  *
  * Sending an item of cost c down for a group of weight w advances that
  * group's tag by c * 2^32 / w: a heavy group's tag moves slowly, a light
@@ -41,7 +50,7 @@
  * its next item starts at; F is the tag where its last dispatched item
  * finished. The scheduler always sends down the held item of the group
  * with the smallest S (ties: the group that became backlogged first), as
- * long as fewer than io_limit items are in flight. The group's S then
+ * long as the window has room (section 14). The group's S then
  * becomes F = S + c * 2^32 / w. Virtual time V is the start tag of the
  * latest dispatch: it moves only with dispatches, never backwards, and
  * knows nothing of wall-clock time or device speed.
@@ -66,21 +75,18 @@
  *		16384 (sectors, 2048 x 4 KiB) under `weight-iosize`.
  *   carryover	how many epochs of unused share an idle group keeps (the
  *		credit above). 0 is strict SFQ. Default 2.
- *   io_limit	D: the most items in flight below us. More keeps a deep
- *		device busy, but loosens fairness as counted at completion
- *		(section 2) and delays a newcomer by up to D items. Default
- *		32: enough to keep a SATA or a modest NVMe device busy,
- *		while the shares still hold when the groups keep fewer
- *		than 128 IOs outstanding between them (in a guest with
- *		io_limit 128, two fio jobs of depth 32 per group were
- *		never held, and 800:100 came out 1.08:1). Unlike dm-ioband
- *		it bounds only what is in flight: map never sleeps, so
- *		what is held is bounded by the submitters themselves.
+ *   io_limit	a cap on the bios in flight below us, on top of the
+ *		window of section 14; 0 (the default) sets none, and the
+ *		window alone decides. An explicit cap only ever lowers D:
+ *		it is for a device whose queue is known to be shallower
+ *		than the window would grow. Unlike dm-ioband it bounds
+ *		only what is in flight: map never sleeps, so what is held
+ *		is bounded by the submitters themselves.
  *   io_throttle	dm-ioband started an epoch early when fewer than this
  *		were in flight, to keep the device busy. SFQ(D) needs no
- *		such trigger: it dispatches whenever fewer than io_limit
- *		are in flight. Validated (<= io_limit) and reported; kept
- *		as the floor of an adaptive D.
+ *		such trigger: it dispatches whenever the window has room,
+ *		and the window is sized to keep the device busy. Validated
+ *		(<= io_limit when io_limit is set) and reported only.
  *   policy	the cost function above; a change applies to the next
  *		dispatch, tags already given are kept.
  *
@@ -107,15 +113,25 @@
  * a few IOs, however long the interval: within 2% once T w_g / W exceeds
  * fifty times that. Counted at completion rather than at dispatch, each
  * group may also have up to D items in flight, which gives SFQ(D)'s
- * (D + 1) (c_f / w_f + c_g / w_g) + 2 C: keep io_limit as small as keeps
- * the device busy. The device's own reordering below us cannot be
+ * (D + 1) (c_f / w_f + c_g / w_g) + 2 C, with D the items the window
+ * holds (its sectors over the smallest item's, plus the one item that
+ * may overshoot it): hence a window no larger than keeps the device
+ * busy (section 14). The device's own reordering below us cannot be
  * undone; D bounds it.
  *
- * The scheduler is work-conserving: while anything is held, fewer than
- * io_limit in flight means an item goes down now (submit sends it, or
- * the caller's dispatch loop takes it from ioband_sched_next()). An idle
- * group's share simply goes to the others: V is driven by whoever is
- * dispatched, so nobody waits for an absent group.
+ * "Backlogged" here includes a group that is still competing (section
+ * 15): its queue ran empty less than IOBAND_IDLE_NS ago and it keeps its
+ * place at its next start tag, so a closed-loop submitter with a few IOs
+ * outstanding is treated as backlogged between its bios, and the bounds
+ * above hold for it at any queue depth.
+ *
+ * The scheduler is work-conserving but for that: while anything is held
+ * and the window has room, an item goes down now (submit sends it, or
+ * the caller's dispatch loop takes it from ioband_sched_next()), unless
+ * the next turn is a competing group's, which is waited for at most
+ * IOBAND_IDLE_NS after its last submission or completion. An idle
+ * group's share then goes to the others: V is driven by whoever is
+ * dispatched, so nobody waits long for an absent group.
  *
  * 3. Idle and returning groups
  *
@@ -153,19 +169,26 @@
  * cached; the tree is threaded through the groups, so nothing allocates.
  *
  *   submit	O(1) if the group already has held items (append to its
- *		FIFO) or goes down at once; O(log n) if it becomes
- *		backlogged (insert).
- *   next	O(1) to find the minimum. O(1) again if the group stays
- *		leftmost after its tag moves (a heavy group's run); else
- *		an erase and an insert, O(log n) in the worst case.
- *   complete	O(1); it does not look at the group.
+ *		FIFO), or goes down at once and stays leftmost; O(log n)
+ *		if it becomes backlogged or competing (insert).
+ *   next	O(1) to find the minimum; past competing groups that
+ *		have nothing queued, at most IOBAND_WAIT_SKIP (8) steps
+ *		more (section 15). O(1) again if the group stays leftmost
+ *		after its tag moves (a heavy group's run); else an erase
+ *		and an insert, O(log n) in the worst case.
+ *   complete	O(1) for the window (a period's end adds a pass over
+ *		IOBAND_WINDOW_RATE_PERIODS rates and
+ *		IOBAND_WINDOW_SIZE_CLASSES size classes and three 64-step
+ *		divisions, every 50 ms); O(log n) when the group starts
+ *		competing again (insert).
  *   weight, knobs	O(1), plus a 64-step division for the credit.
  *   detach	O(log n) plus O(1) to splice the FIFO onto the heir.
  *
- * n counts backlogged groups only. Measured (tests/unit/sched): 7 tree
+ * n counts backlogged and competing groups only. Measured
+ * (tests/unit/sched, with 9 or with 1 IO outstanding per group): 7 tree
  * steps per dispatch on average with 10 groups, 17.5 with 10,000, at
- * most 32. Per bio, the caller embeds 16 bytes; per group, 224 (88
- * before the range policies: section 12).
+ * most 32. Per bio, the caller embeds 32 bytes; per group, 264
+ * (88 before the range policies: section 12).
  *
  * 6. A worked example
  *
@@ -200,13 +223,15 @@
  * everything under one spinlock. map calls ioband_sched_submit(): true
  * means send the bio down now. The dispatch loop (a worker, or end_io)
  * calls ioband_sched_next() until it returns NULL; end_io calls
- * ioband_sched_complete(), whose result says whether the loop should run.
- * Every item that went down (by submit or next) is completed exactly
- * once. Presuspend turns on passthrough, which sends every held item
- * down regardless of io_limit and every new one at once, uncharged.
- * submit and next take now_ns, monotonic nanoseconds (ktime_get_ns()):
- * the weight policies ignore it, the range policies run on it, and the
- * glue keeps one timer (section 13).
+ * ioband_sched_complete() with the item's entity, whose result says
+ * whether the loop should run. Every item that went down (by submit or
+ * next) is completed exactly once, with the entity it went down for; a
+ * detached group's entity must live until its last item completes.
+ * Presuspend turns on passthrough, which sends every held item down
+ * regardless of the window and every new one at once, uncharged.
+ * submit, next and complete take now_ns, monotonic nanoseconds
+ * (ktime_get_ns()): the window and the competing groups run on it, and
+ * so do the range policies; the glue keeps one timer (section 13).
  *
  * 8. Range policies: reservation, limit and share tags
  *
@@ -322,20 +347,161 @@
  * tree steps per dispatch with 10 groups, 36 with 10,000. No division
  * on the IO path; set_range does two 64-step divisions. A policy switch
  * between weight and range is O(n log n), once. Per group, 136 bytes
- * more (224 in all).
+ * more (224 in all before the window's per-group counts of section 15).
  *
  * 13. The caller, for the range policies
  *
  * The glue arms one timer (an hrtimer on CLOCK_MONOTONIC, the clock of
  * now_ns) at ioband_sched_next_event_ns() whenever that is not 0,
- * after its dispatch loop and after a submit that held a bio without
- * kicking the loop; re-arming moves it, since the value is always the
+ * after its dispatch loop and after a submit or a completion that did
+ * not kick the loop; re-arming moves it, since the value is always the
  * earliest. When the timer fires it runs the dispatch loop. The value is
- * 0 when nothing is held back by a max, and also while io_limit items
- * are in flight: a completion comes first and reruns the loop, which
- * re-arms. Reservation tags need no timer: a group with a due R is
- * also in the weight phase's tree, so there is work whenever there is
- * room.
+ * 0 when nothing is held back by a max or by a competing group, and also
+ * while the window is full: a completion comes first and reruns the
+ * loop, which re-arms. Reservation tags need no timer: a group with a
+ * due R is also in the weight phase's tree, so there is work whenever
+ * there is room. The weight policies use the same timer for the end of a
+ * competing group's wait (section 15).
+ *
+ * 14. The window
+ *
+ * SFQ(D) leaves D open, and D decides everything: a backlog must form
+ * above the window for the weights to act, yet the window must keep the
+ * device busy. Counted in bios (dm-ioband's io_limit, 32), it did
+ * neither: a moderate load (16 IOs per group) or writeback's few large
+ * bios never filled it, so nothing was held and the queue formed below
+ * us, in the device's tags, the writeback throttle or the page cache;
+ * 800:100 came out 1.11:1 at 16 outstanding per group. So D is measured
+ * in sectors and sized from what the device does, as TCP BBR sizes a
+ * congestion window: the bandwidth-delay product.
+ *
+ *	window = IOBAND_WINDOW_GAIN * rate * min_lat
+ *
+ * rate is the best of the last IOBAND_WINDOW_RATE_PERIODS (8) rates, each
+ * the sectors completed over a period of IOBAND_WINDOW_PERIOD_NS (50 ms);
+ * min_lat the latency of the load with no queue below: the least latency
+ * (dispatch to completion) of each size class of items (sectors by powers
+ * of two), each renewed from the latest period if no item of its class
+ * was that fast for 10 s, averaged over the items completed in the latest
+ * period. By Little's law the items that keep the device busy are each
+ * class's item rate times its latency, summed: the servers a parallel
+ * device keeps busy, about one for a device that serves one IO at a
+ * time at its rate; rate * min_lat is that many items of the load's mean
+ * size, in sectors. One least latency over all items would not do when
+ * latency grows with size: beside 6 KiB bios taking 266 us, 200 KiB ones
+ * taking 1 ms made a window smaller than one of them; with one in flight
+ * the rate, and so the window, never grew (a 54-server device 2.5%
+ * utilised in the simulator). Weighting by sectors would not do either:
+ * a 1 MiB discard through a 16 MiB/s cap takes 62 ms, and counted by its
+ * sectors it made the window hold a 4 KiB reader's whole queue (the
+ * reader got 1/17 of its share). What it costs: when the items in flight
+ * are larger on average than those completing (the large ones take
+ * longer), part of the gain goes to them; one such mix settled with 42
+ * servers 93% busy (a 48-sector item in 323 us, a 754-sector one in
+ * 1.3 ms). The gain of 2 keeps the device busy through jitter and lets
+ * the window probe: while more in flight raises the rate, each period
+ * that a full window completes may double it, and once the rate stops
+ * rising the extra only queues in the device, so the window stops
+ * growing. It then stays within twice what keeps the device busy,
+ * whatever the depth of the load above. The window is clamped to
+ * [IOBAND_WINDOW_MIN_SECTORS, IOBAND_WINDOW_MAX_SECTORS], 8 KiB to
+ * 64 MiB, and starts at the floor: a fast device reaches its full window
+ * within a few periods (from 8 KiB to 1 MiB in 7 doublings), a device
+ * that slows down is followed within 400 ms as its fast periods age out.
+ * One item always goes down when nothing is in flight, whatever its
+ * size, and an item may overshoot the window by itself: the window never
+ * stalls on a bio larger than it.
+ *
+ * Some devices complete at once when they can and not at all when they
+ * cannot: null_blk's mbps= cap serves each 20 ms budget as it comes and
+ * then nothing until the next tick, so min_lat is microseconds and the
+ * window stays at its floor. That is right: two 4 KiB IOs in flight keep
+ * such a device at its cap (measured, 16 MiB/s in a TCG guest, at 100%
+ * of dm-linear's throughput), and the backlog stays here.
+ *
+ * Costs. Every dispatch and completion adds and subtracts sectors, and a
+ * completion counts its item in its size class; a period's end, every
+ * 50 ms, takes the maximum of eight rates, sums twelve classes and makes
+ * three 64-step divisions. Fairness: D in section 2 is the window over the
+ * smallest item, plus one. Latency: an urgent or a newcomer's bio waits
+ * behind at most a window, about twice the device's unloaded latency.
+ * io_limit, when set, caps the bios in flight as well.
+ *
+ * 15. Competing groups
+ *
+ * A closed-loop submitter with a few IOs outstanding (fio at iodepth 4,
+ * a database, a flusher between bursts) empties its queue each time its
+ * bios go down, and its next bio comes only after a completion. Strict
+ * SFQ would then hand the free slot to whoever else holds bios, and the
+ * shares would follow the depths, not the weights: at 4 IOs outstanding
+ * per group, 800:100 came out as 1:1. So a group whose queue runs empty
+ * stays in the tree at its next start tag, "waiting", and while it is
+ * the group with the smallest tag the dispatcher sends nothing else: it
+ * waits for that group's next bio, as BFQ idles for its in-service
+ * queue. The wait is bounded: a waiting group stops competing (leaves
+ * the tree, keeping F) once IOBAND_IDLE_NS (2 ms) has passed since its
+ * latest submission or completion, and the glue's timer wakes the
+ * dispatcher then. A completion of one of its bios makes an idle group
+ * wait again: it is why a closed-loop submitter comes back.
+ *
+ * Only groups whose bios have tended to come within IOBAND_IDLE_NS of
+ * their previous event wait at all: the mean gap before a bio that finds
+ * the group's queue empty is kept per group (over about eight, each
+ * counted at most 8 ms), and a group whose mean exceeds 2 ms never makes
+ * the others wait. A reader that thinks for 3 ms between IOs therefore
+ * costs nothing; one that comes back within 2 ms gets its share.
+ *
+ * Waiting is only worth it when what the others would get is taken from
+ * the waiting group: when the device queues our bios. A device with
+ * parallelism to spare (an SSD with 8 of its 32 channels busy) serves
+ * the others without slowing the waiting group, and waiting for it there
+ * only idles the device (in the simulator: a one-IO reader beside a deep
+ * writer held the device to 12,000 of its 80,000 IOPS, for no gain to
+ * the reader). So the window also measures how much the device queues:
+ * over each period, the latency of the completed items over the least
+ * latency of their size class (window.queueing, x 256). While that is
+ * below IOBAND_NO_QUEUEING (1.25), the dispatcher may pass a waiting
+ * group, leaving room in the window for what the group recently had in
+ * flight and held (its peak, which forgets an eighth per completion),
+ * and send the next backlogged group in tag order, looking past at most
+ * IOBAND_WAIT_SKIP waiting groups. Otherwise (and before the first
+ * period) it waits. A group passed over keeps its tag, but comes back no
+ * further behind V than an idle group would: V - credit. On null_blk's
+ * mbps= cap, which completes at once or after the next 20 ms tick, the
+ * ratio is far above 1.25 and the dispatcher always waits, as it does on
+ * a device that serves one IO at a time (one in service, one behind it:
+ * 1.5). A parallel device whose latency jitters by more than a quarter
+ * of its best is taken to queue: fairness first. The simulated
+ * tick device then splits 800:100 at 8.00:1 at 4, 16, 64 and 256 IOs
+ * outstanding per group.
+ *
+ * Cost in idle time: at most IOBAND_IDLE_NS per submission or
+ * completion of a waiting group, and only while it is the next in line,
+ * the window has room and the device queues our bios; after that the
+ * scheduler is work-conserving again. A group that leaves for good costs
+ * the others 2 ms once. A device slower than 2 ms per IO at depth one
+ * (a disk seeking) lets a waiting reader's wait end while its IO is in
+ * flight: there the weights hold only for groups that keep more than one
+ * IO outstanding. The range policies do not wait: their tags run on
+ * real time.
+ *
+ * 16. What nobody may wait for, and what costs by size
+ *
+ * Some bios hold up everyone: metadata (REQ_META, REQ_PRIO), swap
+ * (REQ_SWAP), the journal's commits. Held behind a tenant's backlog,
+ * one group's throttled data would stall another's fsync, or reclaim.
+ * The glue marks them IOBAND_ITEM_URGENT (blk-cgroup's
+ * bio_issue_as_root_blkg() names the same, and iocost issues them as
+ * debt too). An urgent item goes down at once, whatever the window, is
+ * counted in flight like any other, and is charged to its group as
+ * debt: the group's tag moves on by the item's cost, so that its next
+ * items start that much later. A backlogged group's S moves; an idle
+ * group's F, from where it would start again; never beyond V +
+ * IOBAND_MAX_CREDIT (tags must stay comparable). V does not move: the
+ * urgent item took no turn. Debt is paid from the group's later bios
+ * only; a group that issues nothing but urgent bios is never slowed.
+ * Under the range policies the debt moves the share tag only: an urgent
+ * item is not charged against the group's reservation or its limit.
  */
 #include "ioband-sched.h"
 
@@ -344,6 +510,11 @@
 
 /* Return credit is clamped so that live tags stay within 2^62. */
 #define IOBAND_MAX_CREDIT	(1ULL << 61)
+
+/* A 4 KiB page is 8 sectors: the unit of a sized item under `weight`. */
+#define IOBAND_SECTORS_PER_PAGE_SHIFT	3
+
+#define IOBAND_NS_PER_SEC	1000000000ULL
 
 #define ioband_entity_of(ptr, member)					\
 	((struct ioband_sched_entity *)((char *)(ptr) -			\
@@ -519,6 +690,23 @@ ioband_rb_leftmost_next(const struct ioband_sched_node *n)
 	return next;
 }
 
+/* In-order successor of @n, or NULL. */
+static const struct ioband_sched_node *
+ioband_rb_next(const struct ioband_sched_node *n)
+{
+	const struct ioband_sched_node *parent;
+
+	if (n->child[IOBAND_RB_RIGHT]) {
+		n = n->child[IOBAND_RB_RIGHT];
+		while (n->child[IOBAND_RB_LEFT])
+			n = n->child[IOBAND_RB_LEFT];
+		return n;
+	}
+	while ((parent = n->parent) && n == parent->child[IOBAND_RB_RIGHT])
+		n = parent;
+	return parent;
+}
+
 /*
  * Restores the black heights after a black node left from under @parent,
  * where @x (perhaps NULL) took its place.
@@ -650,11 +838,16 @@ static void ioband_sched_update_credit(struct ioband_sched *sched)
 static u64 ioband_sched_cost(const struct ioband_sched *sched,
 			     const struct ioband_sched_item *item)
 {
-	if (sched->params.policy == IOBAND_POLICY_WEIGHT || !item->sectors)
+	u64 cost = item->sectors;
+
+	if (sched->params.policy == IOBAND_POLICY_WEIGHT)
+		cost = item->flags & IOBAND_ITEM_SIZED ?
+		       cost >> IOBAND_SECTORS_PER_PAGE_SHIFT : 1;
+	if (!cost)
 		return 1;
-	if (item->sectors > IOBAND_MAX_ITEM_COST)
+	if (cost > IOBAND_MAX_ITEM_COST)
 		return IOBAND_MAX_ITEM_COST;
-	return item->sectors;
+	return cost;
 }
 
 /* 2^32 / weight for the share tag: range-bw weighs every group alike. */
@@ -683,10 +876,22 @@ static u64 ioband_sched_activation_start(const struct ioband_sched *sched,
 	return e->finish;
 }
 
+/* @item goes down now: counted in flight, in items and in sectors. */
+static void ioband_sched_start_item(struct ioband_sched *sched,
+				    struct ioband_sched_entity *e,
+				    struct ioband_sched_item *item)
+{
+	item->dispatch_ns = sched->now;
+	sched->in_flight++;
+	sched->window.in_flight_sectors += item->sectors;
+	sched->stats.dispatched++;
+	e->in_flight_sectors += item->sectors;
+}
+
 /* Charges @item to @e at share tag @start and counts it in flight. */
 static void ioband_sched_charge(struct ioband_sched *sched,
 				struct ioband_sched_entity *e,
-				const struct ioband_sched_item *item, u64 start)
+				struct ioband_sched_item *item, u64 start)
 {
 	if (ioband_vt_before(sched->vtime, start)) {
 		if ((start ^ sched->vtime) >> IOBAND_ERA_SHIFT)
@@ -696,8 +901,7 @@ static void ioband_sched_charge(struct ioband_sched *sched,
 	e->finish = start + ioband_sched_cost(sched, item) *
 			    ioband_sched_inv_weight(sched, e);
 	e->finish_era = sched->vtime_era;
-	sched->in_flight++;
-	sched->stats.dispatched++;
+	ioband_sched_start_item(sched, e, item);
 }
 
 static void ioband_sched_enqueue(struct ioband_sched *sched,
@@ -712,6 +916,9 @@ static void ioband_sched_enqueue(struct ioband_sched *sched,
 	e->tail = item;
 	e->nr_queued++;
 	sched->nr_queued++;
+	e->queued_sectors += item->sectors;
+	if (e->in_flight_sectors + e->queued_sectors > e->peak_sectors)
+		e->peak_sectors = e->in_flight_sectors + e->queued_sectors;
 }
 
 static struct ioband_sched_item *
@@ -725,7 +932,98 @@ ioband_sched_dequeue(struct ioband_sched *sched, struct ioband_sched_entity *e)
 	item->next = NULL;
 	e->nr_queued--;
 	sched->nr_queued--;
+	e->queued_sectors -= item->sectors;
 	return item;
+}
+
+/* ---- Competing groups (section 15) ---- */
+
+/*
+ * May @e stay competing once its queue is empty (section 15)? Under the
+ * weight policies, outside passthrough, when bios have tended to reach
+ * it within IOBAND_IDLE_NS of its previous event.
+ */
+static bool ioband_sched_may_wait(const struct ioband_sched *sched,
+				  const struct ioband_sched_entity *e)
+{
+	return !ioband_sched_range(sched) && !sched->passthrough &&
+	       e->attached && e->think_ns <= IOBAND_IDLE_NS;
+}
+
+/* @e has been silent for IOBAND_IDLE_NS: it no longer competes. */
+static bool ioband_sched_wait_over(const struct ioband_sched *sched,
+				   const struct ioband_sched_entity *e)
+{
+	return !ioband_vt_before(sched->now, e->active_ns + IOBAND_IDLE_NS);
+}
+
+/* @e, waiting, stops competing: out of ptree, its next start kept as F. */
+static void ioband_sched_stop_waiting(struct ioband_sched *sched,
+				      struct ioband_sched_entity *e)
+{
+	e->waiting = false;
+	e->finish = e->pnode.key;
+	e->finish_era = sched->vtime_era;
+	ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+}
+
+/*
+ * @e, in ptree, gets the start tag @key: in place while it stays before
+ * its successor (a heavy group's run of dispatches is O(1)), else erased
+ * and inserted again.
+ */
+static void ioband_sched_rekey_entity(struct ioband_sched *sched,
+				      struct ioband_sched_entity *e, u64 key)
+{
+	struct ioband_sched_node *next;
+
+	if (sched->ptree.leftmost == &e->pnode) {
+		next = ioband_rb_leftmost_next(&e->pnode);
+		if (!next || ioband_vt_before(key, next->key)) {
+			e->pnode.key = key;
+			return;
+		}
+	}
+	ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+	e->pnode.key = key;
+	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+}
+
+/*
+ * @e's queue is empty and its last item went down at F: it stays in
+ * ptree as a waiter at F if it may, else it leaves the tree.
+ */
+static void ioband_sched_emptied(struct ioband_sched *sched,
+				 struct ioband_sched_entity *e, bool in_tree)
+{
+	if (ioband_sched_may_wait(sched, e)) {
+		e->waiting = true;
+		if (in_tree) {
+			ioband_sched_rekey_entity(sched, e, e->finish);
+		} else {
+			e->pnode.key = e->finish;
+			ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+		}
+		return;
+	}
+	e->waiting = false;
+	if (in_tree)
+		ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+}
+
+/*
+ * The leftmost entity of ptree that still competes: waiters silent for
+ * IOBAND_IDLE_NS (or any, in passthrough) leave the tree on the way.
+ */
+static struct ioband_sched_entity *
+ioband_sched_pfirst_competing(struct ioband_sched *sched)
+{
+	struct ioband_sched_entity *e;
+
+	while ((e = ioband_sched_pfirst(sched)) && e->waiting &&
+	       (sched->passthrough || ioband_sched_wait_over(sched, e)))
+		ioband_sched_stop_waiting(sched, e);
+	return e;
 }
 
 /* ---- Range policies: R and L tags in nanoseconds (section 8) ---- */
@@ -921,8 +1219,7 @@ ioband_range_dispatch(struct ioband_sched *sched, struct ioband_sched_entity *e,
 	if (reserved) {
 		/* Constraint phase: R advances, S and V do not. */
 		e->r_tag += ioband_range_step(cost, e->r_ns_per_sector, false);
-		sched->in_flight++;
-		sched->stats.dispatched++;
+		ioband_sched_start_item(sched, e, item);
 		sched->stats.reserved++;
 	} else {
 		/* Weight phase: SFQ, R untouched (dmClock's R adjustment). */
@@ -975,6 +1272,11 @@ static void ioband_sched_rekey(struct ioband_sched *sched)
 			e = ioband_entity_of(sched->ltree.leftmost, lnode);
 		else
 			break;
+		if (e->waiting) {
+			/* Only the weight policies keep groups competing. */
+			ioband_sched_stop_waiting(sched, e);
+			continue;
+		}
 		ioband_sched_deactivate(sched, e);
 		e->rekey_next = list;
 		list = e;
@@ -1004,11 +1306,6 @@ static u32 ioband_effective_io_throttle(const struct ioband_sched_params *p)
 	return p->io_throttle ? p->io_throttle : IOBAND_DEFAULT_IO_THROTTLE;
 }
 
-static u32 ioband_effective_io_limit(const struct ioband_sched_params *p)
-{
-	return p->io_limit ? p->io_limit : IOBAND_DEFAULT_IO_LIMIT;
-}
-
 static u32 ioband_effective_token_base(const struct ioband_sched_params *p)
 {
 	if (p->token_base)
@@ -1020,12 +1317,13 @@ static u32 ioband_effective_token_base(const struct ioband_sched_params *p)
 
 bool ioband_sched_params_valid(const struct ioband_sched_params *params)
 {
-	u32 io_limit = ioband_effective_io_limit(params);
+	u32 io_limit = params->io_limit;
 
 	return (unsigned int)params->policy < IOBAND_NR_POLICIES &&
 	       params->token_base <= IOBAND_MAX_TOKEN_BASE &&
 	       io_limit <= IOBAND_MAX_IO_LIMIT &&
-	       ioband_effective_io_throttle(params) <= io_limit &&
+	       ioband_effective_io_throttle(params) <= IOBAND_MAX_IO_LIMIT &&
+	       (!io_limit || ioband_effective_io_throttle(params) <= io_limit) &&
 	       params->carryover <= IOBAND_MAX_CARRYOVER;
 }
 
@@ -1037,7 +1335,7 @@ static void ioband_sched_apply_params(struct ioband_sched *sched,
 	sched->params = *params;
 	sched->token_base = ioband_effective_token_base(params);
 	sched->io_throttle = ioband_effective_io_throttle(params);
-	sched->io_limit = ioband_effective_io_limit(params);
+	sched->io_limit = params->io_limit;
 	ioband_sched_update_credit(sched);
 	if (was_range != ioband_sched_range(sched))
 		ioband_sched_rekey(sched);
@@ -1049,6 +1347,7 @@ void ioband_sched_init(struct ioband_sched *sched,
 	struct ioband_sched empty = { 0 };
 
 	*sched = empty;
+	sched->window.sectors = IOBAND_WINDOW_MIN_SECTORS;
 	ioband_sched_apply_params(sched, params);
 }
 
@@ -1121,6 +1420,7 @@ void ioband_sched_entity_init(struct ioband_sched *sched,
 	entity->finish_era = sched->vtime_era;
 	entity->r_tag = sched->now;
 	entity->l_tag = sched->now;
+	entity->active_ns = sched->now;
 	entity->attached = true;
 	sched->total_weight += entity->weight;
 	sched->nr_entities++;
@@ -1171,6 +1471,8 @@ void ioband_sched_detach(struct ioband_sched *sched,
 {
 	if (entity == heir || !entity->attached)
 		return;
+	if (entity->waiting)
+		ioband_sched_stop_waiting(sched, entity);
 	if (entity->nr_queued && heir) {
 		ioband_sched_deactivate(sched, entity);
 		if (heir->nr_queued)
@@ -1179,11 +1481,15 @@ void ioband_sched_detach(struct ioband_sched *sched,
 			heir->head = entity->head;
 		heir->tail = entity->tail;
 		heir->nr_queued += entity->nr_queued;
-		if (heir->nr_queued == entity->nr_queued)
+		heir->queued_sectors += entity->queued_sectors;
+		if (heir->waiting)
+			heir->waiting = false;	/* in ptree already */
+		else if (heir->nr_queued == entity->nr_queued)
 			ioband_sched_activate(sched, heir);
 		entity->head = NULL;
 		entity->tail = NULL;
 		entity->nr_queued = 0;
+		entity->queued_sectors = 0;
 	}
 	entity->attached = false;
 	sched->total_weight -= entity->weight;
@@ -1192,6 +1498,64 @@ void ioband_sched_detach(struct ioband_sched *sched,
 }
 
 /* ---- The IO path ---- */
+
+/*
+ * A bio reaches @e at sched->now: learn how long after its previous
+ * event bios come when its queue is empty (a mean over about eight;
+ * one long silence counts as 4 * IOBAND_IDLE_NS, so that a group that
+ * paused once may wait again soon).
+ */
+static void ioband_sched_note_arrival(struct ioband_sched *sched,
+				      struct ioband_sched_entity *e)
+{
+	u64 gap = sched->now - e->active_ns;
+
+	if (ioband_vt_before(sched->now, e->active_ns))
+		gap = 0;
+	if (gap > 4 * IOBAND_IDLE_NS)
+		gap = 4 * IOBAND_IDLE_NS;
+	e->think_ns = e->think_ns - (e->think_ns >> 3) + (gap >> 3);
+	e->active_ns = sched->now;
+}
+
+/*
+ * @item of @e goes down now, whatever the window (section 16). Its cost
+ * moves @e's tag on, as if it had been dispatched: the debt delays @e's
+ * next bios, and never by more than IOBAND_MAX_CREDIT beyond V.
+ */
+static void ioband_sched_urgent(struct ioband_sched *sched,
+				struct ioband_sched_entity *e,
+				struct ioband_sched_item *item)
+{
+	u64 step = ioband_sched_cost(sched, item) *
+		   ioband_sched_inv_weight(sched, e);
+	u64 limit = sched->vtime + IOBAND_MAX_CREDIT;
+	u64 tag;
+
+	ioband_sched_start_item(sched, e, item);
+	sched->stats.urgent++;
+	if (!e->attached)
+		return;
+	if (e->nr_queued && !e->in_ltree) {
+		/* The share tag only: a reservation is not charged. */
+		tag = e->pnode.key + step;
+		if (ioband_vt_before(limit, tag))
+			tag = limit;
+		ioband_sched_rekey_entity(sched, e, tag);
+		return;
+	}
+	if (e->waiting) {
+		ioband_sched_stop_waiting(sched, e);
+	} else if (!e->nr_queued) {
+		e->finish = ioband_sched_activation_start(sched, e);
+		e->finish_era = sched->vtime_era;
+	}
+	/* Idle or over its max: the tag it comes back with moves on. */
+	tag = e->finish + step;
+	if (ioband_vt_before(limit, tag))
+		tag = limit;
+	e->finish = tag;
+}
 
 static bool ioband_range_submit(struct ioband_sched *sched,
 				struct ioband_sched_entity *entity,
@@ -1204,8 +1568,10 @@ static bool ioband_range_submit(struct ioband_sched *sched,
 	if (entity->nr_queued > 1)
 		return false;
 	ioband_range_activate(sched, entity, now);
-	if (sched->in_flight >= sched->io_limit)
+	if (!ioband_sched_room(sched)) {
+		sched->stats.window_full++;
 		return false;
+	}
 	e = ioband_range_pick(sched, now, &reserved);
 	if (e != entity)
 		return false;
@@ -1213,36 +1579,133 @@ static bool ioband_range_submit(struct ioband_sched *sched,
 	return true;
 }
 
+/*
+ * The entity to serve next under the weight policies, or NULL: the first
+ * in start-tag order that has items queued, if the competing groups
+ * before it leave room for what they had in flight (section 15). Walks at
+ * most IOBAND_WAIT_SKIP waiting groups; *@wait_until is the earliest end
+ * of a wait that holds the others back (0: none).
+ */
+static struct ioband_sched_entity *
+ioband_sched_pick(const struct ioband_sched *sched, u64 *wait_until)
+{
+	const struct ioband_sched_node *n;
+	struct ioband_sched_entity *e;
+	u64 reserve = 0, until;
+	unsigned int waiters = 0;
+
+	*wait_until = 0;
+	for (n = sched->ptree.leftmost; n; n = ioband_rb_next(n)) {
+		e = ioband_entity_of(n, pnode);
+		if (e->nr_queued)
+			return e;
+		/* It no longer competes, or none does (passthrough drains). */
+		if (sched->passthrough || ioband_sched_wait_over(sched, e))
+			continue;
+		until = e->active_ns + IOBAND_IDLE_NS;
+		if (!*wait_until || ioband_vt_before(until, *wait_until))
+			*wait_until = until;
+		/* A device with a queue of ours: what others get is its. */
+		if (!sched->window.queueing ||
+		    sched->window.queueing >= IOBAND_NO_QUEUEING)
+			return NULL;
+		if (e->peak_sectors > e->in_flight_sectors)
+			reserve += e->peak_sectors - e->in_flight_sectors;
+		if (sched->window.in_flight_sectors + reserve >=
+		    sched->window.sectors || ++waiters >= IOBAND_WAIT_SKIP)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* @e's head item goes down at @e's start tag, under the weight policies. */
+static struct ioband_sched_item *
+ioband_sched_dispatch_head(struct ioband_sched *sched,
+			   struct ioband_sched_entity *e)
+{
+	struct ioband_sched_item *item = ioband_sched_dequeue(sched, e);
+
+	ioband_sched_charge(sched, e, item, e->pnode.key);
+	if (e->nr_queued)
+		ioband_sched_rekey_entity(sched, e, e->finish);
+	else
+		ioband_sched_emptied(sched, e, true);
+	return item;
+}
+
 bool ioband_sched_submit(struct ioband_sched *sched,
 			 struct ioband_sched_entity *entity,
 			 struct ioband_sched_item *item, u64 now_ns)
 {
 	struct ioband_sched_entity *first;
-	u64 start;
+	bool waiting, room;
+	u64 start, until;
 
 	sched->now = now_ns;
 	if (sched->passthrough) {
-		sched->in_flight++;
-		sched->stats.dispatched++;
+		ioband_sched_start_item(sched, entity, item);
+		return true;
+	}
+	if (item->flags & IOBAND_ITEM_URGENT) {
+		ioband_sched_urgent(sched, entity, item);
 		return true;
 	}
 	if (ioband_sched_range(sched))
 		return ioband_range_submit(sched, entity, item, now_ns);
 	if (entity->nr_queued) {
+		entity->active_ns = now_ns;
 		ioband_sched_enqueue(sched, entity, item);
 		return false;
 	}
 
-	start = ioband_sched_activation_start(sched, entity);
-	first = ioband_sched_pfirst(sched);
-	if (sched->in_flight < sched->io_limit &&
-	    (!first || ioband_vt_before(start, first->pnode.key))) {
+	/*
+	 * The queue was empty: the group is idle, or waiting (still
+	 * competing, in ptree at its next start) unless it fell silent too
+	 * long ago.
+	 */
+	if (entity->waiting && ioband_sched_wait_over(sched, entity))
+		ioband_sched_stop_waiting(sched, entity);
+	ioband_sched_note_arrival(sched, entity);
+	waiting = entity->waiting;
+	if (waiting) {
+		/*
+		 * Passed over while it waited, it comes back no further
+		 * behind V than an idle group would (section 3).
+		 */
+		start = entity->pnode.key;
+		if (ioband_vt_before(start, sched->vtime - sched->credit)) {
+			start = sched->vtime - sched->credit;
+			ioband_sched_rekey_entity(sched, entity, start);
+		}
+	} else {
+		start = ioband_sched_activation_start(sched, entity);
+	}
+	first = ioband_sched_pfirst_competing(sched);
+	room = ioband_sched_room(sched);
+	if (room && (waiting ? first == entity :
+		     !first || ioband_vt_before(start, first->pnode.key))) {
 		ioband_sched_charge(sched, entity, item, start);
+		ioband_sched_emptied(sched, entity, waiting);
 		return true;
 	}
-	entity->pnode.key = start;
+	if (!room)
+		sched->stats.window_full++;
+	entity->waiting = false;
 	ioband_sched_enqueue(sched, entity, item);
-	ioband_rb_insert(sched, &sched->ptree, &entity->pnode);
+	if (!waiting) {
+		entity->pnode.key = start;
+		ioband_rb_insert(sched, &sched->ptree, &entity->pnode);
+	}
+	/* Behind groups that only wait: it goes if they leave room. */
+	if (room) {
+		first = ioband_sched_pick(sched, &until);
+		if (first == entity) {
+			ioband_sched_dispatch_head(sched, entity);
+			return true;
+		}
+		if (!first && until)
+			sched->stats.idle_waits++;
+	}
 	return false;
 }
 
@@ -1252,12 +1715,15 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 {
 	struct ioband_sched_entity *e;
 	struct ioband_sched_item *item;
-	struct ioband_sched_node *next;
 	bool reserved;
+	u64 until;
 
 	sched->now = now_ns;
-	if (!sched->passthrough && sched->in_flight >= sched->io_limit)
+	if (!sched->passthrough && !ioband_sched_room(sched)) {
+		if (sched->nr_queued)
+			sched->stats.window_full++;
 		return NULL;
+	}
 	if (ioband_sched_range(sched)) {
 		e = ioband_range_pick(sched, now_ns, &reserved);
 		if (!e)
@@ -1268,49 +1734,193 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 		return item;
 	}
 
-	e = ioband_sched_pfirst(sched);
-	if (!e)
+	/* Passthrough prunes every waiter on the way: none competes. */
+	ioband_sched_pfirst_competing(sched);
+	e = ioband_sched_pick(sched, &until);
+	if (!e) {
+		/* The next turn is a competing group's: wait for its bio. */
+		if (sched->nr_queued && until)
+			sched->stats.idle_waits++;
 		return NULL;
-	item = ioband_sched_dequeue(sched, e);
-	ioband_sched_charge(sched, e, item, e->pnode.key);
-
-	if (!e->nr_queued) {
-		ioband_rb_erase(sched, &sched->ptree, &e->pnode);
-	} else {
-		/*
-		 * The entity's next start is its finish. While that is still
-		 * before its successor's, it stays leftmost and the tree is
-		 * left alone: a heavy group's run of dispatches is O(1).
-		 */
-		next = ioband_rb_leftmost_next(&e->pnode);
-		if (!next || ioband_vt_before(e->finish, next->key)) {
-			e->pnode.key = e->finish;
-		} else {
-			ioband_rb_erase(sched, &sched->ptree, &e->pnode);
-			e->pnode.key = e->finish;
-			ioband_rb_insert(sched, &sched->ptree, &e->pnode);
-		}
 	}
+	item = ioband_sched_dispatch_head(sched, e);
 	if (entity)
 		*entity = e;
 	return item;
 }
 
+bool ioband_sched_has_work(const struct ioband_sched *sched)
+{
+	const struct ioband_sched_node *n = sched->ptree.leftmost;
+	u64 until;
+
+	if (sched->passthrough)
+		return sched->nr_queued;
+	if (!n || !ioband_sched_room(sched))
+		return false;
+	if (ioband_sched_range(sched))
+		return ioband_entity_of(n, pnode)->nr_queued;
+	return ioband_sched_pick(sched, &until);
+}
+
 u64 ioband_sched_next_event_ns(const struct ioband_sched *sched)
 {
 	const struct ioband_sched_node *n = sched->ltree.leftmost;
+	u64 until;
 
 	/* With no room below, a completion comes first: no timer. */
-	if (!n || sched->passthrough || sched->in_flight >= sched->io_limit)
+	if (sched->passthrough || !ioband_sched_room(sched))
 		return 0;
-	return n->key;
+	if (!ioband_sched_range(sched)) {
+		if (sched->nr_queued && !ioband_sched_pick(sched, &until))
+			return until;
+		return 0;
+	}
+	return n ? n->key : 0;
+}
+
+/* ---- The window (section 14) ---- */
+
+/*
+ * The window that keeps the device busy: IOBAND_WINDOW_GAIN times what
+ * the best recent rate delivers within the least latency, in sectors,
+ * within [IOBAND_WINDOW_MIN_SECTORS, IOBAND_WINDOW_MAX_SECTORS].
+ */
+static u64 ioband_window_size(const struct ioband_window *w)
+{
+	u64 sectors;
+
+	if (!w->min_lat_ns)
+		return IOBAND_WINDOW_MIN_SECTORS;
+	/* rate < 2^33 sectors/s and latency < 2^30 ns: no overflow */
+	sectors = ioband_div64(w->rate * w->min_lat_ns, IOBAND_NS_PER_SEC) *
+		  IOBAND_WINDOW_GAIN;
+	if (sectors < IOBAND_WINDOW_MIN_SECTORS)
+		return IOBAND_WINDOW_MIN_SECTORS;
+	if (sectors > IOBAND_WINDOW_MAX_SECTORS)
+		return IOBAND_WINDOW_MAX_SECTORS;
+	return sectors;
+}
+
+/* The current period ends at @now: its rate counts, the window follows. */
+static void ioband_window_end_period(struct ioband_window *w, u64 now)
+{
+	u64 elapsed = now - w->period_start_ns;
+	struct ioband_window_class *c;
+	u64 rate = 0, lat = 0;
+	u32 i;
+
+	if (w->period_sectors)
+		rate = ioband_div64(w->period_sectors * IOBAND_NS_PER_SEC,
+				    elapsed);
+	w->period_rates[w->period_index] = rate;
+	w->period_index = (w->period_index + 1) % IOBAND_WINDOW_RATE_PERIODS;
+	w->rate = 0;
+	for (i = 0; i < IOBAND_WINDOW_RATE_PERIODS; i++)
+		if (w->period_rates[i] > w->rate)
+			w->rate = w->period_rates[i];
+	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
+		c = &w->classes[i];
+		/* A minimum that was not seen again for long is renewed. */
+		if (c->period_min_lat_ns &&
+		    now - c->min_lat_at_ns > IOBAND_WINDOW_MIN_LAT_NS) {
+			c->min_lat_ns = c->period_min_lat_ns;
+			c->min_lat_at_ns = now;
+		}
+		/* items < 2^33 in a period, latency < 2^30 ns */
+		lat += c->period_items * c->min_lat_ns;
+		c->period_items = 0;
+		c->period_min_lat_ns = 0;
+	}
+	if (w->period_items)
+		w->min_lat_ns = ioband_div64(lat, w->period_items);
+	if (w->period_least_ns)
+		w->queueing = ioband_div64(w->period_lat_ns << 8,
+					   w->period_least_ns);
+	w->period_lat_ns = 0;
+	w->period_least_ns = 0;
+	w->sectors = ioband_window_size(w);
+	w->period_start_ns = now;
+	w->period_sectors = 0;
+	w->period_items = 0;
+	w->periods++;
+}
+
+/* The size class of an item of @sectors: floor(log2), the last open. */
+static u32 ioband_window_class(u32 sectors)
+{
+	u32 class = sectors ? 31 - __builtin_clz(sectors) : 0;
+
+	return class < IOBAND_WINDOW_SIZE_CLASSES ?
+	       class : IOBAND_WINDOW_SIZE_CLASSES - 1;
+}
+
+/* @item, of @sectors, completed at @now after @lat_ns below us. */
+static void ioband_window_complete(struct ioband_window *w, u32 sectors,
+				   u64 lat_ns, u64 now)
+{
+	struct ioband_window_class *c =
+		&w->classes[ioband_window_class(sectors)];
+
+	if (w->in_flight_sectors >= sectors)
+		w->in_flight_sectors -= sectors;
+	else
+		w->in_flight_sectors = 0;
+	/* Latencies of a second or more say nothing of the pipeline. */
+	if (lat_ns >= IOBAND_NS_PER_SEC)
+		lat_ns = IOBAND_NS_PER_SEC - 1;
+	if (!lat_ns)
+		lat_ns = 1;
+	if (!c->period_min_lat_ns || lat_ns < c->period_min_lat_ns)
+		c->period_min_lat_ns = lat_ns;
+	if (!c->min_lat_ns || lat_ns <= c->min_lat_ns) {
+		c->min_lat_ns = lat_ns;
+		c->min_lat_at_ns = now;
+	}
+	c->period_items++;
+	w->period_items++;
+	w->period_sectors += sectors;
+	/* latency < 2^30 ns, items < 2^33 in a period: no overflow */
+	w->period_lat_ns += lat_ns;
+	w->period_least_ns += c->min_lat_ns;
+	if (!w->period_start_ns || ioband_vt_before(now, w->period_start_ns)) {
+		w->period_start_ns = now;
+		return;
+	}
+	if (now - w->period_start_ns >= IOBAND_WINDOW_PERIOD_NS)
+		ioband_window_end_period(w, now);
 }
 
 bool ioband_sched_complete(struct ioband_sched *sched,
-			   struct ioband_sched_item *item)
+			   struct ioband_sched_entity *entity,
+			   struct ioband_sched_item *item, u64 now_ns)
 {
-	(void)item;
+	sched->now = now_ns;
 	if (sched->in_flight)
 		sched->in_flight--;
+	ioband_window_complete(&sched->window, item->sectors,
+			       now_ns - item->dispatch_ns, now_ns);
+	if (entity->in_flight_sectors >= item->sectors)
+		entity->in_flight_sectors -= item->sectors;
+	else
+		entity->in_flight_sectors = 0;
+	/* The peak forgets an eighth per completion, down to what it has. */
+	entity->peak_sectors -= entity->peak_sectors >> 3;
+	if (entity->peak_sectors <
+	    entity->in_flight_sectors + entity->queued_sectors)
+		entity->peak_sectors = entity->in_flight_sectors +
+				       entity->queued_sectors;
+	if (entity->attached) {
+		entity->active_ns = now_ns;
+		/* A completion is why a closed-loop submitter comes back. */
+		if (!entity->nr_queued && !entity->waiting && !entity->in_ltree &&
+		    ioband_sched_may_wait(sched, entity)) {
+			entity->waiting = true;
+			entity->pnode.key = ioband_sched_activation_start(sched,
+									  entity);
+			ioband_rb_insert(sched, &sched->ptree, &entity->pnode);
+		}
+	}
+	ioband_sched_pfirst_competing(sched);
 	return ioband_sched_has_work(sched);
 }

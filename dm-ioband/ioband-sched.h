@@ -56,10 +56,44 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 
 /* Defaults, used when the table gives 0. */
 #define IOBAND_DEFAULT_IO_THROTTLE	4
-#define IOBAND_DEFAULT_IO_LIMIT		32
 #define IOBAND_DEFAULT_TOKEN_BASE	2048	/* IOs, policy weight */
 #define IOBAND_DEFAULT_TOKEN_BASE_IOSIZE 16384	/* sectors: 2048 x 4 KiB */
 #define IOBAND_DEFAULT_CARRYOVER	2
+
+/*
+ * The dispatch window (section 14): what may be in flight below us, in
+ * sectors, sized from the device's measured rate and latency. Never below
+ * IOBAND_WINDOW_MIN_SECTORS (8 KiB) nor above IOBAND_WINDOW_MAX_SECTORS
+ * (64 MiB); the rate is measured over periods of IOBAND_WINDOW_PERIOD_NS
+ * and the latest IOBAND_WINDOW_RATE_PERIODS of them count; the least
+ * latency of each of IOBAND_WINDOW_SIZE_CLASSES size classes (powers of
+ * two of sectors) is forgotten after IOBAND_WINDOW_MIN_LAT_NS without a
+ * new one.
+ */
+#define IOBAND_WINDOW_MIN_SECTORS	16
+#define IOBAND_WINDOW_MAX_SECTORS	(1U << 17)
+#define IOBAND_WINDOW_GAIN		2
+#define IOBAND_WINDOW_PERIOD_NS		(50ULL * 1000 * 1000)
+#define IOBAND_WINDOW_RATE_PERIODS	8
+#define IOBAND_WINDOW_MIN_LAT_NS	(10ULL * 1000 * 1000 * 1000)
+#define IOBAND_WINDOW_SIZE_CLASSES	12
+
+/*
+ * How long a group whose queue ran empty stays competing after its last
+ * submission or completion (section 15): the most the device may idle
+ * for one group's sake at a time.
+ */
+#define IOBAND_IDLE_NS			(2ULL * 1000 * 1000)
+
+/* The most waiting groups the dispatcher looks past for a backlogged one. */
+#define IOBAND_WAIT_SKIP		8
+
+/*
+ * Latency over least latency (x 256) below which the device is taken to
+ * queue nothing of ours: 1.25. A device serving one IO at a time with one
+ * more waiting behind it shows 1.5.
+ */
+#define IOBAND_NO_QUEUEING		320
 
 /* Largest values accepted, so that no tag arithmetic can overflow. */
 #define IOBAND_MAX_IO_LIMIT		65536
@@ -68,8 +102,9 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 
 /*
  * The knobs, as the table and the messages give them. A value of 0 for
- * token_base, io_throttle or io_limit selects the default; carryover 0
- * means no credit for idle groups.
+ * token_base or io_throttle selects the default; io_limit 0 means no cap
+ * on the bios in flight (the window alone bounds them); carryover 0 means
+ * no credit for idle groups.
  */
 struct ioband_sched_params {
 	enum ioband_policy policy;
@@ -79,15 +114,33 @@ struct ioband_sched_params {
 	u32 carryover;
 };
 
+/* What the glue says of a bio (struct ioband_sched_item's flags). */
+enum {
+	/*
+	 * Issued on behalf of everyone (metadata, swap, the journal): goes
+	 * down at once, whatever the window, and is charged to its group as
+	 * debt (section 16).
+	 */
+	IOBAND_ITEM_URGENT = 1 << 0,
+	/*
+	 * Discard, write-zeroes or secure erase: under `weight` it costs one
+	 * token per 4 KiB it covers rather than one per bio.
+	 */
+	IOBAND_ITEM_SIZED = 1 << 1,
+};
+
 /*
- * One held bio, embedded in the bio's per-bio data. The glue fills in
- * sectors and dir (ioband_sched_item_init()) and finds the bio again with
- * container_of(). The core links queued items through @next.
+ * One bio, embedded in the bio's per-bio data. The glue fills in
+ * sectors, dir and flags (ioband_sched_item_init()) and finds the bio
+ * again with container_of(). The core links queued items through @next
+ * and stamps @dispatch_ns when the item goes down.
  */
 struct ioband_sched_item {
 	struct ioband_sched_item *next;
+	u64 dispatch_ns;
 	u32 sectors;
 	enum ioband_dir dir;	/* not charged yet; for a later cost model */
+	u32 flags;		/* IOBAND_ITEM_* */
 };
 
 /*
@@ -126,6 +179,11 @@ struct ioband_sched_entity {
 	bool attached;			/* counted in total_weight */
 	bool in_ltree;			/* range: held back by its max */
 	bool in_rtree;			/* range: has a reservation */
+	/*
+	 * In ptree with nothing queued: still competing, pnode.key its next
+	 * start, until IOBAND_IDLE_NS after active_ns (section 15).
+	 */
+	bool waiting;
 	u32 weight;
 	u64 inv_weight;			/* ceil(2^32 / weight) */
 
@@ -135,6 +193,12 @@ struct ioband_sched_entity {
 
 	u64 finish;			/* finish tag of the last dispatched */
 	u32 finish_era;		/* vtime_era when finish was set */
+
+	u64 active_ns;		/* its latest submission or completion */
+	u64 think_ns;		/* mean gap before a bio finds it empty */
+	u64 in_flight_sectors;	/* of its items, dispatched, not completed */
+	u64 queued_sectors;	/* of its items, held */
+	u64 peak_sectors;	/* its recent most, in flight and held */
 
 	/* Range policies (section 8); kept, unused, under the others. */
 	u32 min_kbps;			/* reservation, 0 = none */
@@ -148,7 +212,7 @@ struct ioband_sched_entity {
 	struct ioband_sched_entity *rekey_next;	/* policy switch only */
 };
 
-/* The start tag of @e's head item, valid while @e has queued items. */
+/* The start tag of @e's head item, valid while @e is in ptree. */
 static inline u64 ioband_sched_start(const struct ioband_sched_entity *e)
 {
 	return e->pnode.key;
@@ -156,10 +220,53 @@ static inline u64 ioband_sched_start(const struct ioband_sched_entity *e)
 
 struct ioband_sched_stats {
 	u64 dispatched;		/* items sent down, passthrough included */
+	u64 urgent;		/* of which went down at once as urgent */
+	u64 window_full;	/* items held because the window was full */
+	u64 idle_waits;		/* dispatches withheld for a competing group */
 	u64 tree_steps;		/* tree nodes visited, rotations, fix-ups */
 	u64 reserved;		/* range: dispatched in the constraint phase */
 	u64 throttled;		/* range: times a group went over its max */
 	u64 r_shift_ns;		/* range: reservation lag forgiven, ns */
+};
+
+/*
+ * The least completion latency of the items of one size class (section
+ * 14): sectors by powers of two, 1, 2-3, 4-7, ..., the last open-ended.
+ */
+struct ioband_window_class {
+	u64 min_lat_ns;		/* 0: none measured yet */
+	u64 min_lat_at_ns;	/* when min_lat_ns was last lowered or renewed */
+	u64 period_min_lat_ns;
+	u64 period_items;	/* of the class, completed in the current period */
+};
+
+/*
+ * The dispatch window and what it is derived from (section 14): the
+ * device's rate in sectors per second, the best of the latest periods,
+ * and the latency of the load with no queue below: each size class's
+ * least latency, weighted by the items it completed in the latest
+ * period.
+ */
+struct ioband_window {
+	u64 sectors;		/* the window: in flight below us at most */
+	u64 in_flight_sectors;
+	u64 rate;		/* sectors per second */
+	u64 min_lat_ns;		/* 0: none measured yet */
+	u64 period_start_ns;
+	u64 period_sectors;	/* completed in the current period */
+	u64 period_items;
+	u64 period_lat_ns;	/* latency of its items, summed */
+	u64 period_least_ns;	/* their classes' least latencies, summed */
+	/*
+	 * Latency over least latency, x 256, in the latest period that
+	 * completed items: 256 when the device queues nothing of ours, 0
+	 * before the first (section 15).
+	 */
+	u32 queueing;
+	u64 period_rates[IOBAND_WINDOW_RATE_PERIODS];
+	u32 period_index;
+	u64 periods;		/* periods measured */
+	struct ioband_window_class classes[IOBAND_WINDOW_SIZE_CLASSES];
 };
 
 /* One bandwidth domain: every target sharing an ioband_device_id. */
@@ -185,11 +292,12 @@ struct ioband_sched {
 	u32 nr_queued;		/* items held, all entities */
 	u32 in_flight;		/* items dispatched and not completed */
 	bool passthrough;
+	struct ioband_window window;
 
 	struct ioband_sched_params params;	/* as given, 0 = default */
 	u32 token_base;		/* effective values */
 	u32 io_throttle;
-	u32 io_limit;
+	u32 io_limit;		/* 0: no cap on the bios in flight */
 
 	struct ioband_sched_stats stats;
 };
@@ -199,9 +307,9 @@ void ioband_sched_params_default(struct ioband_sched_params *params,
 				 enum ioband_policy policy);
 
 /*
- * True when every knob is within range. io_limit (after defaults) must
- * not be below io_throttle: the messages reject that, and a table should
- * raise io_limit first, as dm-ioband did.
+ * True when every knob is within range. An io_limit other than 0 must not
+ * be below io_throttle (after its default): the messages reject that, and
+ * a table raises io_limit to it, as dm-ioband did.
  */
 bool ioband_sched_params_valid(const struct ioband_sched_params *params);
 
@@ -213,7 +321,7 @@ void ioband_sched_init(struct ioband_sched *sched,
  * Changes the knobs live; returns false, changing nothing, when @params
  * is not valid. New values apply from the next dispatch: tags already
  * given are kept, and items in flight beyond a lowered io_limit are
- * waited for rather than recalled.
+ * waited for rather than recalled. The measured window is kept.
  */
 bool ioband_sched_set_params(struct ioband_sched *sched,
 			     const struct ioband_sched_params *params);
@@ -254,27 +362,30 @@ bool ioband_sched_set_range(struct ioband_sched *sched,
  * Moves @entity's held items to the tail of @heir's queue (normally the
  * default group) and takes @entity out of the domain. @heir may be NULL
  * when @entity holds nothing (a target going away). Items of @entity in
- * flight need nothing more: ioband_sched_complete() does not look at the
- * entity, so the caller may free @entity on return.
+ * flight are still completed with @entity, which the caller keeps until
+ * then; the core only reads it (it is no longer attached).
  */
 void ioband_sched_detach(struct ioband_sched *sched,
 			 struct ioband_sched_entity *entity,
 			 struct ioband_sched_entity *heir);
 
 static inline void ioband_sched_item_init(struct ioband_sched_item *item,
-					  u32 sectors, enum ioband_dir dir)
+					  u32 sectors, enum ioband_dir dir,
+					  u32 flags)
 {
 	item->next = NULL;
+	item->dispatch_ns = 0;
 	item->sectors = sectors;
 	item->dir = dir;
+	item->flags = flags;
 }
 
 /*
  * A bio arrives (from map) at @now_ns, monotonic nanoseconds (the same
- * clock for every call on @sched; only range policies read it). Returns
- * true when it is dispatched now and counted in flight: the caller sends
- * it down. Returns false when it is held: a later ioband_sched_next()
- * returns it. Never blocks.
+ * clock for every call on @sched). Returns true when it is dispatched now
+ * and counted in flight: the caller sends it down. Returns false when it
+ * is held: a later ioband_sched_next() returns it. Never blocks. An
+ * IOBAND_ITEM_URGENT item always goes down now.
  */
 bool ioband_sched_submit(struct ioband_sched *sched,
 			 struct ioband_sched_entity *entity,
@@ -282,11 +393,12 @@ bool ioband_sched_submit(struct ioband_sched *sched,
 
 /*
  * The next held item to send down at @now_ns, now counted in flight, or
- * NULL when nothing is held, io_limit items are already in flight
- * (passthrough ignores io_limit), or (range policies) every group
- * holding items is over its max: then ioband_sched_next_event_ns() says
- * when to call again. *@entity, when @entity is not NULL, is set to the
- * entity it was charged to.
+ * NULL when nothing is held, the window is full (passthrough ignores
+ * it), a group that is still competing would go next but has nothing
+ * queued, or (range policies) every group holding items is over its max:
+ * in the last two cases ioband_sched_next_event_ns() says when to call
+ * again. *@entity, when @entity is not NULL, is set to the entity it was
+ * charged to.
  */
 struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 					    struct ioband_sched_entity **entity,
@@ -295,33 +407,42 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 /*
  * When ioband_sched_next() may next return an item that it would not
  * return now for want of time rather than of room below: the earliest
- * L tag of a group held back by its max; 0 when no group is held back
- * (always 0 under the weight policies). The caller keeps one timer armed
- * at this time whenever it is not 0 (section 13), and runs its dispatch
- * loop when it fires.
+ * L tag of a group held back by its max, or when the competing group
+ * that holds the others back stops competing; 0 when neither applies.
+ * The caller keeps one timer armed at this time whenever it is not 0
+ * (section 13), and runs its dispatch loop when it fires.
  */
 u64 ioband_sched_next_event_ns(const struct ioband_sched *sched);
 
 /*
- * An item that was dispatched (by submit or next) has completed. Returns
- * ioband_sched_has_work(): whether the caller should run its dispatch
- * loop.
+ * An item that was dispatched (by submit or next) for @entity has
+ * completed at @now_ns: the window learns from it, and @entity stays
+ * competing a while (section 15). Returns ioband_sched_has_work():
+ * whether the caller should run its dispatch loop.
  */
 bool ioband_sched_complete(struct ioband_sched *sched,
-			   struct ioband_sched_item *item);
+			   struct ioband_sched_entity *entity,
+			   struct ioband_sched_item *item, u64 now_ns);
+
+/* Room below: the window and io_limit both allow one more item. */
+static inline bool ioband_sched_room(const struct ioband_sched *sched)
+{
+	if (!sched->in_flight)
+		return true;
+	if (sched->io_limit && sched->in_flight >= sched->io_limit)
+		return false;
+	return sched->window.in_flight_sectors < sched->window.sectors;
+}
 
 /*
  * True when ioband_sched_next() would return an item now. The caller
- * runs its dispatch loop whenever this may have turned true: after a
- * completion (ioband_sched_complete() returns it), and after raising
- * io_limit, turning passthrough on or detaching a group.
+ * runs its dispatch loop whenever this may have turned true: after every
+ * submit (one that went down may have ended a wait) and completion
+ * (ioband_sched_complete() returns it), and after raising io_limit,
+ * turning passthrough on or detaching a group; otherwise it arms the
+ * timer of ioband_sched_next_event_ns().
  */
-static inline bool ioband_sched_has_work(const struct ioband_sched *sched)
-{
-	if (sched->passthrough)
-		return sched->nr_queued;
-	return sched->ptree.leftmost && sched->in_flight < sched->io_limit;
-}
+bool ioband_sched_has_work(const struct ioband_sched *sched);
 
 /*
  * While on, submit dispatches every item at once, uncharged, and next

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Group KEYs <-> dm-ioband group ids, by group type. cgroup paths resolve
- * through cgroup.c; this file does users, groups and process ids.
+ * through cgroup.c, systemd units through unit.c; this file does users,
+ * groups and process ids.
  */
 #include <errno.h>
 #include <grp.h>
@@ -14,6 +15,7 @@
 #include "cgroup.h"
 #include "groupkey.h"
 #include "strprintf.h"
+#include "unit.h"
 
 int group_type_uses_cgroups(const char *type)
 {
@@ -48,7 +50,7 @@ static int parse_id(const char *s, uint64_t max, uint64_t *id)
 const char *group_type_key_help(const char *type)
 {
 	if (group_type_uses_cgroups(type))
-		return "a cgroup path";
+		return "a cgroup path or a systemd unit";
 	if (is_uid_type(type))
 		return "a user name or uid";
 	if (!strcmp(type, "gid"))
@@ -62,13 +64,25 @@ const char *group_type_key_help(const char *type)
 
 /*
  * Resolve @key to the id of a group of @type. @cgroup_root is the cgroup v2
- * mount, needed for type cgroup only. Returns 0, -ENOENT (no such cgroup,
- * user or group), -EINVAL (not a KEY of that type; type none), -ERANGE, or
- * what cgroup_path_to_id() returns.
+ * mount, needed for type cgroup only, where a key is a cgroup path or a
+ * systemd unit (unit.h). Returns 0, -ENOENT (no such cgroup, user or
+ * group), -ENXIO (no such unit), -ESRCH (the unit has no cgroup: it is not
+ * running), -EINVAL (not a KEY of that type; type none), -ERANGE, or what
+ * cgroup_path_to_id() returns.
  */
 int group_key_to_id(const char *type, const char *key, const char *cgroup_root,
 		    uint64_t *id)
 {
+	if (group_type_uses_cgroups(type) && unit_key(key)) {
+		char *path;
+		int rc = unit_cgroup(key, &path);
+
+		if (rc)
+			return rc;
+		rc = cgroup_path_to_id(cgroup_root, path, id);
+		free(path);
+		return rc == -ENOENT ? -ESRCH : rc;
+	}
 	if (group_type_uses_cgroups(type))
 		return cgroup_path_to_id(cgroup_root, key, id);
 

@@ -11,8 +11,11 @@
  *         [<id> <6 counters> ...]
  * Stats:  the reply to the "stats" message, see ioband_parse_stats().
  *
- * The input comes from the kernel (or from a fuzzer): every token is
- * checked, numbers never overflow, and nothing is read past the NUL.
+ * Tables, specs, group types and policies are checked by the kernel's
+ * own parsers (dm-ioband/ioband-core.c, compiled in): a table that this
+ * file builds or accepts is one the target accepts. The status and stats
+ * come from the kernel (or from a fuzzer): every token is checked,
+ * numbers never overflow, and nothing is read past the NUL.
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,33 +26,24 @@
 
 #include "ioband.h"
 
-static const char *const group_types[] = {
-	"none", "cgroup", "uid", "user", "gid", "pid", "pgrp",
-};
-
-static const char *const policies[] = {
-	"weight", "weight-iosize", "range-bw", "weight-range",
-};
-
 /* The policies whose cost is a sector count rather than an IO. */
 int ioband_iosize_policy(const char *policy)
 {
-	return !strcmp(policy, "weight-iosize");
+	return ioband_parse_policy(policy) == IOBAND_POLICY_WEIGHT_IOSIZE;
 }
 
 /* The policies that give groups a minimum and a maximum bandwidth. */
 int ioband_range_policy(const char *policy)
 {
-	return !strcmp(policy, "range-bw") || !strcmp(policy, "weight-range");
+	return ioband_spec_has_range(ioband_spec_of_policy(policy));
 }
 
-enum ioband_spec ioband_policy_spec(const char *policy)
+/* How policy @policy spells a group (an unknown one: as weight does). */
+enum ioband_spec ioband_spec_of_policy(const char *policy)
 {
-	if (!strcmp(policy, "range-bw"))
-		return IOBAND_SPEC_RANGE;
-	if (!strcmp(policy, "weight-range"))
-		return IOBAND_SPEC_WEIGHT_RANGE;
-	return IOBAND_SPEC_WEIGHT;
+	int parsed = ioband_parse_policy(policy);
+
+	return parsed < 0 ? IOBAND_SPEC_WEIGHT : ioband_policy_spec(parsed);
 }
 
 /* How a group's spec is written, for messages. */
@@ -65,24 +59,14 @@ const char *ioband_spec_help(enum ioband_spec spec)
 	}
 }
 
-static int in_list(const char *s, const char *const *list, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(s, list[i]))
-			return 1;
-	return 0;
-}
-
 int ioband_valid_group_type(const char *type)
 {
-	return in_list(type, group_types, sizeof(group_types) / sizeof(*group_types));
+	return ioband_parse_group_type(type) >= 0;
 }
 
 int ioband_valid_policy(const char *policy)
 {
-	return in_list(policy, policies, sizeof(policies) / sizeof(*policies));
+	return ioband_parse_policy(policy) >= 0;
 }
 
 static int is_space(char c)
@@ -96,7 +80,7 @@ int ioband_valid_domain(const char *domain)
 	size_t len = strlen(domain);
 	size_t i;
 
-	if (!len || len > IOBAND_DOMAIN_MAX)
+	if (!len || len > IOBAND_DOMAIN_ID_MAX)
 		return 0;
 	for (i = 0; i < len; i++)
 		if (is_space(domain[i]) || (unsigned char)domain[i] < 0x20)
@@ -158,16 +142,6 @@ static int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *val)
 	return 0;
 }
 
-static int parse_uint(const struct token *tok, unsigned int *val)
-{
-	uint64_t v;
-	int rc = parse_u64(tok->s, tok->len, UINT_MAX, &v);
-
-	if (!rc)
-		*val = v;
-	return rc;
-}
-
 static int token_is(const struct token *tok, const char *s)
 {
 	return tok->len == strlen(s) && !memcmp(tok->s, s, tok->len);
@@ -183,136 +157,71 @@ static int copy_token(const struct token *tok, char *buf, size_t size)
 	return 0;
 }
 
-static int parse_weight_len(const char *s, size_t len, unsigned int *weight)
+/*
+ * A spec is a group argument of the table without its "<id>": the kernel
+ * core parses ":<spec>", the default group's spelling, with the rules of
+ * a table's groups. Returns -EINVAL when malformed, -ERANGE when a number
+ * is out of range or min > max, or -ENOMEM.
+ */
+int ioband_parse_spec(enum ioband_spec spec, const char *str,
+		      struct ioband_group_spec *out)
 {
-	uint64_t v;
-	int rc;
+	u64 id, values[IOBAND_MAX_SPEC_VALUES];
+	struct ioband_group_arg arg;
+	char *text;
+	bool dflt;
+	int rc = 0;
 
-	/* "-1" is a number, out of range rather than malformed. */
-	if (len > 1 && s[0] == '-')
-		rc = parse_u64(s + 1, len - 1, UINT64_MAX, &v) ? -EINVAL : -ERANGE;
-	else
-		rc = parse_u64(s, len, UINT64_MAX, &v);
+	text = malloc(strlen(str) + 2);
+	if (!text)
+		return -ENOMEM;
+	text[0] = ':';
+	strcpy(text + 1, str);
+	if (ioband_parse_group_spec(text, 0, ioband_spec_nr_values(spec), &id,
+				    &dflt, values))
+		rc = -EINVAL;
+	else if (ioband_parse_group_arg(text, spec, 0, &arg))
+		rc = -ERANGE;
+	free(text);
 	if (rc)
 		return rc;
-	if (v < IOBAND_WEIGHT_MIN || v > IOBAND_WEIGHT_MAX)
-		return -ERANGE;
-	*weight = v;
+	/* Weight 100 under range-bw, range 0:0 under the weight policies. */
+	out->weight = ioband_spec_has_weight(spec) ? arg.weight :
+						     IOBAND_DEFAULT_WEIGHT;
+	out->min_kbps = arg.min_kbps;
+	out->max_kbps = arg.max_kbps;
 	return 0;
 }
 
 /* Returns -EINVAL if @str is not a number, -ERANGE if out of 1..32767. */
 int ioband_parse_weight(const char *str, unsigned int *weight)
 {
-	return parse_weight_len(str, strlen(str), weight);
-}
-
-/*
- * Split "KEY=W" at the last '=' (a cgroup name may hold one); *key is
- * allocated. Returns -EINVAL if there is no '=' or an empty side, -ERANGE if
- * W is not a weight (not a number, or out of range), or -ENOMEM.
- */
-int ioband_split_weight_arg(const char *arg, char **key, unsigned int *weight)
-{
-	const char *eq = strrchr(arg, '=');
-
-	if (!eq || eq == arg || !eq[1])
-		return -EINVAL;
-	if (ioband_parse_weight(eq + 1, weight))
-		return -ERANGE;
-	*key = strndup(arg, eq - arg);
-	return *key ? 0 : -ENOMEM;
-}
-
-/* min <= max, or max 0: no limit. */
-int ioband_valid_range(uint32_t min_kbps, uint32_t max_kbps)
-{
-	return !max_kbps || min_kbps <= max_kbps;
-}
-
-static int parse_kbps_len(const char *s, size_t len, uint32_t *kbps)
-{
-	uint64_t v;
-	int rc = parse_u64(s, len, UINT32_MAX, &v);
+	struct ioband_group_spec g;
+	int rc = ioband_parse_spec(IOBAND_SPEC_WEIGHT, str, &g);
 
 	if (!rc)
-		*kbps = v;
+		*weight = g.weight;
 	return rc;
-}
-
-/*
- * Parse the @len chars at @s as a spec of @spec into @out (weight 100
- * under range-bw, range 0:0 under the weight policies). Returns -EINVAL
- * when malformed, -ERANGE when a number is out of range or min > max.
- */
-static int parse_spec_len(enum ioband_spec spec, const char *s, size_t len,
-			  struct ioband_group_spec *out)
-{
-	const char *end = s + len, *c1, *c2 = NULL;
-	struct ioband_group_spec g = { IOBAND_WEIGHT_DEFAULT, 0, 0 };
-	size_t want = spec == IOBAND_SPEC_WEIGHT ? 0 :
-		      spec == IOBAND_SPEC_RANGE ? 1 : 2, n = 0;
-	const char *p;
-	int rc;
-
-	for (p = s; p < end; p++)
-		if (*p == ':')
-			n++;
-	if (n != want)
-		return -EINVAL;
-	c1 = memchr(s, ':', len);
-	if (c1)
-		c2 = memchr(c1 + 1, ':', end - c1 - 1);
-	switch (spec) {
-	case IOBAND_SPEC_WEIGHT:
-		rc = parse_weight_len(s, len, &g.weight);
-		break;
-	case IOBAND_SPEC_RANGE:
-		rc = parse_kbps_len(s, c1 - s, &g.min_kbps);
-		if (!rc)
-			rc = parse_kbps_len(c1 + 1, end - c1 - 1, &g.max_kbps);
-		break;
-	default:
-		rc = parse_weight_len(s, c1 - s, &g.weight);
-		if (!rc)
-			rc = parse_kbps_len(c1 + 1, c2 - c1 - 1, &g.min_kbps);
-		if (!rc)
-			rc = parse_kbps_len(c2 + 1, end - c2 - 1, &g.max_kbps);
-		break;
-	}
-	if (rc)
-		return rc;
-	if (!ioband_valid_range(g.min_kbps, g.max_kbps))
-		return -ERANGE;
-	*out = g;
-	return 0;
-}
-
-int ioband_parse_spec(enum ioband_spec spec, const char *str,
-		      struct ioband_group_spec *out)
-{
-	return parse_spec_len(spec, str, strlen(str), out);
 }
 
 /* Render a spec as the table writes it (without the id and first ':'). */
 int ioband_format_spec(enum ioband_spec spec, const struct ioband_group_spec *g,
 		       char *buf, size_t len)
 {
-	int n;
+	struct ioband_group_arg arg = {
+		.is_default = true,
+		.spec = spec,
+		.weight = g->weight,
+		.min_kbps = g->min_kbps,
+		.max_kbps = g->max_kbps,
+	};
+	char text[IOBAND_GROUP_ARG_MAX];
+	int n = ioband_format_group_arg(text, sizeof(text), &arg);
 
-	switch (spec) {
-	case IOBAND_SPEC_RANGE:
-		n = snprintf(buf, len, "%u:%u", g->min_kbps, g->max_kbps);
-		break;
-	case IOBAND_SPEC_WEIGHT_RANGE:
-		n = snprintf(buf, len, "%u:%u:%u", g->weight, g->min_kbps,
-			     g->max_kbps);
-		break;
-	default:
-		n = snprintf(buf, len, "%u", g->weight);
-		break;
-	}
-	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+	if (n < 0 || (size_t)n >= sizeof(text) || (size_t)n > len)
+		return -ENOSPC;
+	memcpy(buf, text + 1, n);	/* after the default group's ':' */
+	return 0;
 }
 
 /*
@@ -324,16 +233,29 @@ int ioband_split_spec_arg(enum ioband_spec spec, const char *arg, char **key,
 			  struct ioband_group_spec *out)
 {
 	const char *eq = strrchr(arg, '=');
+	int rc;
 
 	if (!eq || eq == arg || !eq[1])
 		return -EINVAL;
-	if (ioband_parse_spec(spec, eq + 1, out))
-		return -ERANGE;
+	rc = ioband_parse_spec(spec, eq + 1, out);
+	if (rc)
+		return rc == -ENOMEM ? rc : -ERANGE;
 	*key = strndup(arg, eq - arg);
 	return *key ? 0 : -ENOMEM;
 }
 
-void ioband_table_default_spec(const struct ioband_table *t,
+/* ioband_split_spec_arg() of a weight. */
+int ioband_split_weight_arg(const char *arg, char **key, unsigned int *weight)
+{
+	struct ioband_group_spec g;
+	int rc = ioband_split_spec_arg(IOBAND_SPEC_WEIGHT, arg, key, &g);
+
+	if (!rc)
+		*weight = g.weight;
+	return rc;
+}
+
+void ioband_table_default_spec(const struct ioband_table_args *t,
 			       struct ioband_group_spec *g)
 {
 	g->weight = t->default_weight;
@@ -349,7 +271,7 @@ void ioband_group_to_spec(const struct ioband_weight *w,
 	g->max_kbps = w->max_kbps;
 }
 
-const struct ioband_weight *ioband_table_find_weight(const struct ioband_table *t,
+const struct ioband_weight *ioband_table_find_weight(const struct ioband_table_args *t,
 						     uint64_t id)
 {
 	size_t i;
@@ -360,14 +282,24 @@ const struct ioband_weight *ioband_table_find_weight(const struct ioband_table *
 	return NULL;
 }
 
+/* Would the kernel take @g as a group's weight and range? */
+static int valid_group_spec(const struct ioband_group_spec *g)
+{
+	struct ioband_group_spec parsed;
+	char text[IOBAND_GROUP_ARG_MAX];
+
+	return !ioband_format_spec(IOBAND_SPEC_WEIGHT_RANGE, g, text,
+				   sizeof(text)) &&
+	       !ioband_parse_spec(IOBAND_SPEC_WEIGHT_RANGE, text, &parsed);
+}
+
 /* -EEXIST if @id is already there: one group, one spec. */
-int ioband_table_add_group(struct ioband_table *t, uint64_t id,
+int ioband_table_add_group(struct ioband_table_args *t, uint64_t id,
 			   const struct ioband_group_spec *g)
 {
 	struct ioband_weight *w;
 
-	if (g->weight < IOBAND_WEIGHT_MIN || g->weight > IOBAND_WEIGHT_MAX ||
-	    !ioband_valid_range(g->min_kbps, g->max_kbps))
+	if (!valid_group_spec(g))
 		return -ERANGE;
 	if (ioband_table_find_weight(t, id))
 		return -EEXIST;
@@ -383,12 +315,120 @@ int ioband_table_add_group(struct ioband_table *t, uint64_t id,
 	return 0;
 }
 
-int ioband_table_add_weight(struct ioband_table *t, uint64_t id,
+int ioband_table_add_weight(struct ioband_table_args *t, uint64_t id,
 			    unsigned int weight)
 {
 	struct ioband_group_spec g = { weight, 0, 0 };
 
 	return ioband_table_add_group(t, id, &g);
+}
+
+void ioband_table_free(struct ioband_table_args *t)
+{
+	free(t->device);
+	free(t->weights);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * The table's arguments as the kernel's dm_split_args() makes them (a
+ * table of iobandctl's or of the kernel has no backslash): *argv and the
+ * strings in it are one allocation. Returns the count, or -ENOMEM.
+ */
+static int split_args(const char *params, char ***argv)
+{
+	size_t n = count_tokens(params), i = 0, len = strlen(params);
+	const char *pos = params;
+	struct token tok;
+	char **args, *text;
+
+	args = malloc((n + 1) * sizeof(*args) + len + 1);
+	if (!args)
+		return -ENOMEM;
+	text = (char *)(args + n + 1);
+	while (next_token(&pos, &tok)) {
+		args[i++] = text;
+		memcpy(text, tok.s, tok.len);
+		text[tok.len] = '\0';
+		text += tok.len + 1;
+	}
+	args[n] = NULL;
+	*argv = args;
+	return n;
+}
+
+/* A number of the table, which the kernel's parser has checked. */
+static unsigned int table_number(const char *arg)
+{
+	u64 value = 0;
+
+	ioband_parse_u64(arg, &value);
+	return (unsigned int)value;
+}
+
+/*
+ * Parse the table arguments, as "dmsetup table" prints them, with the
+ * kernel's parser. Returns 0, -EINVAL on a table the kernel would refuse
+ * or on a group given twice, or -ENOMEM; on error @out holds nothing to
+ * free.
+ */
+int ioband_parse_params(const char *params, struct ioband_table_args *out)
+{
+	char detail[IOBAND_ERROR_MAX], **argv;
+	struct ioband_table_args t;
+	struct ioband_table parsed;
+	struct ioband_group_arg arg;
+	struct ioband_group_spec g;
+	int argc, rc = -EINVAL;
+	unsigned int i;
+
+	memset(&t, 0, sizeof(t));
+	argc = split_args(params, &argv);
+	if (argc < 0)
+		return argc;
+	if (ioband_parse_table(&parsed, argc, argv, detail, sizeof(detail)))
+		goto out;
+	t.device = strdup(parsed.device);
+	if (!t.device) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	snprintf(t.domain, sizeof(t.domain), "%s", parsed.domain_id);
+	snprintf(t.group_type, sizeof(t.group_type), "%s",
+		 ioband_group_type_name(parsed.type_index));
+	snprintf(t.policy, sizeof(t.policy), "%s",
+		 ioband_policy_name(parsed.params.policy));
+	/* As given: the kernel's parser raises io_limit and fills defaults. */
+	t.io_throttle = table_number(argv[2]);
+	t.io_limit = table_number(argv[3]);
+	t.token_base = table_number(argv[6]);
+	t.default_weight = IOBAND_DEFAULT_WEIGHT;
+	for (i = 0; i < parsed.nr_group_args; i++) {
+		ioband_parse_group_arg(parsed.group_args[i], parsed.spec, 0, &arg);
+		g.weight = ioband_spec_has_weight(arg.spec) ? arg.weight :
+							      IOBAND_DEFAULT_WEIGHT;
+		g.min_kbps = arg.min_kbps;
+		g.max_kbps = arg.max_kbps;
+		if (arg.is_default) {
+			t.default_weight = g.weight;
+			t.default_min_kbps = g.min_kbps;
+			t.default_max_kbps = g.max_kbps;
+			continue;
+		}
+		/* A group given twice is malformed, not a reason to merge. */
+		rc = ioband_table_add_group(&t, arg.id, &g);
+		if (rc) {
+			rc = rc == -ENOMEM ? rc : -EINVAL;
+			goto out;
+		}
+	}
+	rc = 0;
+	*out = t;
+out:
+	if (rc)
+		ioband_table_free(&t);
+	free(argv);
+	return rc;
 }
 
 static int valid_device(const char *device)
@@ -403,41 +443,37 @@ static int valid_device(const char *device)
 	return 1;
 }
 
-/* Render the constructor arguments; *params is allocated. */
-int ioband_format_params(const struct ioband_table *t, char **params)
+/*
+ * Render the constructor arguments, unchecked; *params is allocated.
+ * Returns 0, -EINVAL when the device or the domain is not one word, or
+ * -ENOMEM.
+ */
+int ioband_build_params(const struct ioband_table_args *t, char **params)
 {
 	struct ioband_group_spec g;
 	enum ioband_spec spec;
-	char *buf = NULL, s[48];
+	char *buf = NULL, s[IOBAND_GROUP_ARG_MAX];
 	size_t size, i;
 	FILE *f;
 
-	if (!valid_device(t->device) || !ioband_valid_domain(t->domain) ||
-	    !ioband_valid_group_type(t->group_type) ||
-	    !ioband_valid_policy(t->policy) ||
-	    t->default_weight < IOBAND_WEIGHT_MIN ||
-	    t->default_weight > IOBAND_WEIGHT_MAX ||
-	    !ioband_valid_range(t->default_min_kbps, t->default_max_kbps))
+	/* The words must stay words: the kernel splits the table at blanks. */
+	if (!valid_device(t->device) || !ioband_valid_domain(t->domain))
 		return -EINVAL;
-	for (i = 0; i < t->nr_weights; i++)
-		if (t->weights[i].weight < IOBAND_WEIGHT_MIN ||
-		    t->weights[i].weight > IOBAND_WEIGHT_MAX ||
-		    !ioband_valid_range(t->weights[i].min_kbps,
-					t->weights[i].max_kbps))
-			return -EINVAL;
 
-	spec = ioband_policy_spec(t->policy);
+	spec = ioband_spec_of_policy(t->policy);
 	f = open_memstream(&buf, &size);
 	if (!f)
 		return -ENOMEM;
 	ioband_table_default_spec(t, &g);
-	ioband_format_spec(spec, &g, s, sizeof(s));
+	if (ioband_format_spec(spec, &g, s, sizeof(s)))
+		s[0] = '\0';
 	fprintf(f, "%s %s %u %u %s %s %u :%s", t->device, t->domain,
 		t->io_throttle, t->io_limit, t->group_type, t->policy,
 		t->token_base, s);
 	for (i = 0; i < t->nr_weights; i++) {
 		ioband_group_to_spec(&t->weights[i], &g);
-		ioband_format_spec(spec, &g, s, sizeof(s));
+		if (ioband_format_spec(spec, &g, s, sizeof(s)))
+			s[0] = '\0';
 		fprintf(f, " %llu:%s", (unsigned long long)t->weights[i].id, s);
 	}
 	if (ferror(f) | fclose(f)) {
@@ -448,141 +484,44 @@ int ioband_format_params(const struct ioband_table *t, char **params)
 	return 0;
 }
 
-void ioband_table_free(struct ioband_table *t)
+const char *ioband_params_error(const char *params, char *detail, size_t size)
 {
-	free(t->device);
-	free(t->weights);
-	memset(t, 0, sizeof(*t));
-}
+	struct ioband_table parsed;
+	const char *error;
+	char **argv;
+	int argc;
 
-#define IOBAND_GROUP_FIELDS_MAX	4	/* <id>:<weight>:<min>:<max> */
-
-/*
- * Split a table group "<id>:<a>[:<b>...]" at its colons; returns the number
- * of fields, or 0 when there are too many.
- */
-static size_t split_group(const struct token *tok, struct token *fields)
-{
-	const char *p = tok->s, *end = tok->s + tok->len;
-	size_t n = 0;
-
-	for (;;) {
-		const char *colon = memchr(p, ':', end - p);
-
-		if (n == IOBAND_GROUP_FIELDS_MAX)
-			return 0;
-		fields[n].s = p;
-		fields[n].len = (colon ? colon : end) - p;
-		n++;
-		if (!colon)
-			return n;
-		p = colon + 1;
-	}
+	if (size)
+		detail[0] = '\0';
+	argc = split_args(params, &argv);
+	if (argc < 0)
+		return "out of memory";
+	error = ioband_parse_table(&parsed, argc, argv, detail, size);
+	free(argv);
+	return error;
 }
 
 /*
- * A group "<id>:<spec>" in the policy's form: <id>:<weight> (weight,
- * weight-iosize), <id>:<min>:<max> (range-bw), <id>:<weight>:<min>:<max>
- * (weight-range).
+ * Render the constructor arguments; *params is allocated. Returns 0,
+ * -EINVAL when the kernel's parser would refuse the table (see
+ * ioband_params_error() for why), or -ENOMEM.
  */
-static int parse_table_weight(const struct token *tok, struct ioband_table *t)
+int ioband_format_params(const struct ioband_table_args *t, char **params)
 {
-	struct token f[IOBAND_GROUP_FIELDS_MAX];
-	enum ioband_spec spec = ioband_policy_spec(t->policy);
-	struct ioband_group_spec g;
-	size_t n = spec == IOBAND_SPEC_WEIGHT ? 2 :
-		   spec == IOBAND_SPEC_RANGE ? 3 : 4;
-	uint64_t id;
-
-	if (split_group(tok, f) != n)
-		return -EINVAL;
-	if (parse_u64(f[0].s, f[0].len, UINT64_MAX, &id) ||
-	    parse_spec_len(spec, f[1].s, tok->s + tok->len - f[1].s, &g))
-		return -EINVAL;
-	/* A group given twice is malformed, not a reason to merge. */
-	switch (ioband_table_add_group(t, id, &g)) {
-	case 0:
-		return 0;
-	case -ENOMEM:
-		return -ENOMEM;
-	default:
-		return -EINVAL;
-	}
-}
-
-static int parse_table_fields(const char *params, struct ioband_table *t)
-{
-	struct ioband_group_spec g;
-	struct token tok;
-	const char *pos = params;
+	struct ioband_table_args check;
+	char *buf;
 	int rc;
 
-	if (count_tokens(params) < 8)
-		return -EINVAL;
-
-	next_token(&pos, &tok);
-	t->device = strndup(tok.s, tok.len);
-	if (!t->device)
-		return -ENOMEM;
-
-	next_token(&pos, &tok);
-	if (copy_token(&tok, t->domain, sizeof(t->domain)))
-		return -EINVAL;
-
-	next_token(&pos, &tok);
-	if (parse_uint(&tok, &t->io_throttle))
-		return -EINVAL;
-	next_token(&pos, &tok);
-	if (parse_uint(&tok, &t->io_limit))
-		return -EINVAL;
-
-	next_token(&pos, &tok);
-	if (copy_token(&tok, t->group_type, sizeof(t->group_type)) ||
-	    !ioband_valid_group_type(t->group_type))
-		return -EINVAL;
-	next_token(&pos, &tok);
-	if (copy_token(&tok, t->policy, sizeof(t->policy)) ||
-	    !ioband_valid_policy(t->policy))
-		return -EINVAL;
-
-	next_token(&pos, &tok);
-	if (parse_uint(&tok, &t->token_base))
-		return -EINVAL;
-
-	next_token(&pos, &tok);
-	if (tok.s[0] != ':' ||
-	    parse_spec_len(ioband_policy_spec(t->policy), tok.s + 1,
-			   tok.len - 1, &g))
-		return -EINVAL;
-	t->default_weight = g.weight;
-	t->default_min_kbps = g.min_kbps;
-	t->default_max_kbps = g.max_kbps;
-
-	while (next_token(&pos, &tok)) {
-		rc = parse_table_weight(&tok, t);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-/*
- * Parse the table arguments as "dmsetup table" prints them. Returns 0,
- * -EINVAL on anything malformed (including a group given twice) or -ENOMEM;
- * on error @out holds nothing to free.
- */
-int ioband_parse_table(const char *params, struct ioband_table *out)
-{
-	struct ioband_table t;
-	int rc;
-
-	memset(&t, 0, sizeof(t));
-	rc = parse_table_fields(params, &t);
+	rc = ioband_build_params(t, &buf);
+	if (rc)
+		return rc;
+	rc = ioband_parse_params(buf, &check);
 	if (rc) {
-		ioband_table_free(&t);
+		free(buf);
 		return rc;
 	}
-	*out = t;
+	ioband_table_free(&check);
+	*params = buf;
 	return 0;
 }
 
@@ -668,7 +607,7 @@ enum stats_kind {
 	STATS_U64,
 	STATS_GROUP_ID,		/* "-1" for the default group, else a u64 */
 	STATS_WORD,		/* a string of at most IOBAND_TYPE_MAX chars */
-	STATS_DOMAIN,		/* a string of at most IOBAND_DOMAIN_MAX chars */
+	STATS_DOMAIN,		/* a string of at most IOBAND_DOMAIN_ID_MAX chars */
 };
 
 struct stats_key {
@@ -741,21 +680,67 @@ static int parse_stats_value(const struct stats_key *key, const char *s,
 	case STATS_DOMAIN:
 		if (!len)
 			return -EINVAL;
-		return copy_token(&tok, field, IOBAND_DOMAIN_MAX + 1);
+		return copy_token(&tok, field, IOBAND_DOMAIN_ID_MAX + 1);
 	default:
 		return parse_u64(s, len, UINT64_MAX, field) ? -EINVAL : 0;
 	}
 }
 
+static void free_fields(struct ioband_stats_field *fields, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(fields[i].key);
+		free(fields[i].value);
+	}
+	free(fields);
+}
+
+/* Keep "key=value" (@eq at the '=', @end after the value). */
+static int add_field(struct ioband_stats_field **fields, size_t *n,
+		     const char *key, const char *eq, const char *end)
+{
+	struct ioband_stats_field *grown, *f;
+
+	grown = realloc(*fields, (*n + 1) * sizeof(**fields));
+	if (!grown)
+		return -ENOMEM;
+	*fields = grown;
+	f = &grown[*n];
+	f->key = strndup(key, eq - key);
+	f->value = strndup(eq + 1, end - eq - 1);
+	if (!f->key || !f->value) {
+		free(f->key);
+		free(f->value);
+		return -ENOMEM;
+	}
+	(*n)++;
+	return 0;
+}
+
+const char *ioband_stats_field(const struct ioband_stats_field *fields,
+			       size_t n, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(fields[i].key, key))
+			return fields[i].value;
+	return NULL;
+}
+
 /*
- * Parse one record, the @len chars at @line, into @base with @keys.
- * Fields are "key=value" separated by single spaces. Unknown keys are
- * skipped (a newer kernel may add some); a known key given twice, or
- * missing unless optional, makes the record malformed.
+ * Parse one record, the @len chars at @line, into @base with @keys, and
+ * keep each of its fields in *@fields. Fields are "key=value" separated
+ * by single spaces. Unknown keys are only kept (a newer kernel may add
+ * some); a key given twice, or a known one missing unless optional, makes
+ * the record malformed. Returns 0, -EINVAL or -ENOMEM.
  */
 static int parse_stats_record(const char *line, size_t len,
 			      const struct stats_key *keys, size_t nkeys,
-			      void *base)
+			      void *base, struct ioband_stats_field **fields,
+			      size_t *nr_fields)
 {
 	const char *p = line, *end = line + len;
 	char seen[NR_KEYS_MAX] = { 0 };
@@ -768,6 +753,12 @@ static int parse_stats_record(const char *line, size_t len,
 
 		if (!eq || eq == p)
 			return -EINVAL;
+		for (i = 0; i < *nr_fields; i++)
+			if (strlen((*fields)[i].key) == (size_t)(eq - p) &&
+			    !memcmp((*fields)[i].key, p, eq - p))
+				return -EINVAL;
+		if (add_field(fields, nr_fields, p, eq, fend))
+			return -ENOMEM;
 		for (i = 0; i < nkeys; i++) {
 			size_t klen = strlen(keys[i].name);
 
@@ -805,19 +796,23 @@ static int add_stats_group(struct ioband_stats *st, const char *line, size_t len
 {
 	struct ioband_stats_group g, *groups;
 	size_t i;
+	int rc;
 
 	memset(&g, 0, sizeof(g));
-	if (parse_stats_record(line, len, group_keys, NR_GROUP_KEYS, &g))
-		return -EINVAL;
+	rc = parse_stats_record(line, len, group_keys, NR_GROUP_KEYS, &g,
+				&g.fields, &g.nr_fields);
 	/* The default group comes first, and only there. */
-	if (g.is_default != !st->nr_groups)
-		return -EINVAL;
-	for (i = 1; i < st->nr_groups; i++)
+	if (!rc && g.is_default != !st->nr_groups)
+		rc = -EINVAL;
+	for (i = 1; !rc && i < st->nr_groups; i++)
 		if (st->groups[i].id == g.id)
-			return -EINVAL;
-	groups = realloc(st->groups, (st->nr_groups + 1) * sizeof(*groups));
-	if (!groups)
-		return -ENOMEM;
+			rc = -EINVAL;
+	groups = rc ? NULL : realloc(st->groups,
+				     (st->nr_groups + 1) * sizeof(*groups));
+	if (!groups) {
+		free_fields(g.fields, g.nr_fields);
+		return rc ? rc : -ENOMEM;
+	}
 	groups[st->nr_groups++] = g;
 	st->groups = groups;
 	return 0;
@@ -833,10 +828,13 @@ static int parse_stats_lines(const char *text, struct ioband_stats *st)
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
 
 		if (first) {
-			if (!record_is(p, len, "domain") ||
-			    parse_stats_record(p, len, domain_keys,
-					       NR_DOMAIN_KEYS, st))
+			if (!record_is(p, len, "domain"))
 				return -EINVAL;
+			rc = parse_stats_record(p, len, domain_keys,
+						NR_DOMAIN_KEYS, st, &st->fields,
+						&st->nr_fields);
+			if (rc)
+				return rc;
 			first = 0;
 		} else if (record_is(p, len, "group")) {
 			rc = add_stats_group(st, p, len);
@@ -877,6 +875,11 @@ int ioband_parse_stats(const char *text, struct ioband_stats *out)
 
 void ioband_stats_free(struct ioband_stats *st)
 {
+	size_t i;
+
+	for (i = 0; i < st->nr_groups; i++)
+		free_fields(st->groups[i].fields, st->groups[i].nr_fields);
+	free_fields(st->fields, st->nr_fields);
 	free(st->groups);
 	memset(st, 0, sizeof(*st));
 }
@@ -885,7 +888,7 @@ void ioband_stats_free(struct ioband_stats *st)
  * The same model from the classic status line and the table, for a module
  * without the "stats" message: weights and counters, no queue or wait.
  */
-int ioband_stats_from_status(const struct ioband_table *t,
+int ioband_stats_from_status(const struct ioband_table_args *t,
 			     const struct ioband_status *status,
 			     struct ioband_stats *out)
 {

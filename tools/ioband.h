@@ -2,6 +2,12 @@
 /*
  * The dm-ioband table and status formats, as pure functions: no
  * libdevmapper, no I/O, so the unit tests and the fuzzer link them alone.
+ *
+ * The grammar of tables and group specs is the kernel's own: ioband.c
+ * checks them with the parsers of dm-ioband/ioband-core.c, compiled into
+ * iobandctl, so that the tool and the target cannot disagree. What is
+ * left here is what the kernel does not do: building a table, reading it
+ * back into something to edit, parsing the status and the stats.
  */
 #ifndef IOBAND_H
 #define IOBAND_H
@@ -9,11 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ioband-core.h"
+
 #define IOBAND_TARGET_NAME	"ioband"
-#define IOBAND_DOMAIN_MAX	31	/* characters of an ioband_device_id */
-#define IOBAND_WEIGHT_MIN	1
-#define IOBAND_WEIGHT_MAX	32767
-#define IOBAND_WEIGHT_DEFAULT	100
 #define IOBAND_TYPE_MAX		15	/* longest group_type or policy name */
 #define IOBAND_STATUS_FIELDS	7	/* tokens per group in the status line */
 
@@ -29,13 +33,6 @@ struct ioband_weight {
 	uint32_t max_kbps;
 };
 
-/* How a policy spells a group: <weight>, <min>:<max> or <weight>:<min>:<max>. */
-enum ioband_spec {
-	IOBAND_SPEC_WEIGHT,
-	IOBAND_SPEC_RANGE,
-	IOBAND_SPEC_WEIGHT_RANGE,
-};
-
 /* What a group gets: a weight and a range, as the policy's spec says. */
 struct ioband_group_spec {
 	unsigned int weight;
@@ -44,9 +41,9 @@ struct ioband_group_spec {
 };
 
 /* The constructor arguments: what follows "<start> <len> ioband". */
-struct ioband_table {
+struct ioband_table_args {
 	char *device;				/* path or major:minor */
-	char domain[IOBAND_DOMAIN_MAX + 1];	/* ioband_device_id */
+	char domain[IOBAND_DOMAIN_ID_MAX + 1];	/* ioband_device_id */
 	unsigned int io_throttle;		/* 0 = kernel default */
 	unsigned int io_limit;			/* 0 = kernel default */
 	char group_type[IOBAND_TYPE_MAX + 1];
@@ -72,7 +69,7 @@ struct ioband_group_stat {
 
 /* What follows "<start> <len> ioband" in the status line. */
 struct ioband_status {
-	char domain[IOBAND_DOMAIN_MAX + 1];
+	char domain[IOBAND_DOMAIN_ID_MAX + 1];
 	size_t nr_groups;
 	struct ioband_group_stat *groups;	/* groups[0] is the default */
 };
@@ -82,11 +79,10 @@ int ioband_valid_group_type(const char *type);
 int ioband_valid_policy(const char *policy);
 int ioband_iosize_policy(const char *policy);
 int ioband_range_policy(const char *policy);
-enum ioband_spec ioband_policy_spec(const char *policy);
+enum ioband_spec ioband_spec_of_policy(const char *policy);
 const char *ioband_spec_help(enum ioband_spec spec);
 int ioband_parse_spec(enum ioband_spec spec, const char *str,
 		      struct ioband_group_spec *out);
-int ioband_valid_range(uint32_t min_kbps, uint32_t max_kbps);
 int ioband_format_spec(enum ioband_spec spec, const struct ioband_group_spec *g,
 		       char *buf, size_t len);
 int ioband_split_spec_arg(enum ioband_spec spec, const char *arg, char **key,
@@ -95,19 +91,25 @@ int ioband_split_spec_arg(enum ioband_spec spec, const char *arg, char **key,
 int ioband_parse_weight(const char *str, unsigned int *weight);
 int ioband_split_weight_arg(const char *arg, char **key, unsigned int *weight);
 
-int ioband_table_add_weight(struct ioband_table *t, uint64_t id,
+int ioband_table_add_weight(struct ioband_table_args *t, uint64_t id,
 			    unsigned int weight);
-int ioband_table_add_group(struct ioband_table *t, uint64_t id,
+int ioband_table_add_group(struct ioband_table_args *t, uint64_t id,
 			   const struct ioband_group_spec *g);
-void ioband_table_default_spec(const struct ioband_table *t,
+void ioband_table_default_spec(const struct ioband_table_args *t,
 			       struct ioband_group_spec *g);
 void ioband_group_to_spec(const struct ioband_weight *w,
 			  struct ioband_group_spec *g);
-const struct ioband_weight *ioband_table_find_weight(const struct ioband_table *t,
+const struct ioband_weight *ioband_table_find_weight(const struct ioband_table_args *t,
 						     uint64_t id);
-int ioband_format_params(const struct ioband_table *t, char **params);
-int ioband_parse_table(const char *params, struct ioband_table *out);
-void ioband_table_free(struct ioband_table *t);
+int ioband_build_params(const struct ioband_table_args *t, char **params);
+int ioband_format_params(const struct ioband_table_args *t, char **params);
+/*
+ * The kernel parser's verdict on a table's arguments: NULL, or its error
+ * (which argument, and why), with the grammar of a bad group in @detail.
+ */
+const char *ioband_params_error(const char *params, char *detail, size_t size);
+int ioband_parse_params(const char *params, struct ioband_table_args *out);
+void ioband_table_free(struct ioband_table_args *t);
 
 int ioband_parse_status(const char *params, struct ioband_status *out);
 void ioband_status_free(struct ioband_status *st);
@@ -117,6 +119,16 @@ void ioband_status_free(struct ioband_status *st);
  * The first record describes the domain, one "group=" record follows per
  * group, the default group (id -1) first. Counters only grow until "reset".
  */
+/*
+ * A "key=value" of a stats record, as the kernel wrote it. Every field of
+ * a record is kept so, the known ones parsed besides: a newer kernel's
+ * fields reach --json and the metrics without a new parser.
+ */
+struct ioband_stats_field {
+	char *key;
+	char *value;
+};
+
 struct ioband_stats_group {
 	int is_default;
 	uint64_t id;		/* meaningless for the default group */
@@ -136,10 +148,12 @@ struct ioband_stats_group {
 	int has_range;		/* optional keys min_kbps and max_kbps given */
 	uint64_t min_kbps;
 	uint64_t max_kbps;	/* 0: no limit */
+	size_t nr_fields;
+	struct ioband_stats_field *fields;	/* the record's, in order */
 };
 
 struct ioband_stats {
-	char domain[IOBAND_DOMAIN_MAX + 1];
+	char domain[IOBAND_DOMAIN_ID_MAX + 1];
 	char policy[IOBAND_TYPE_MAX + 1];
 	uint64_t token_base;
 	uint64_t io_throttle;
@@ -151,12 +165,17 @@ struct ioband_stats {
 	int has_elapsed;	/* optional key elapsed_ns was given */
 	uint64_t elapsed_ns;	/* since the counters started */
 	int has_sched;		/* from "stats": queue and wait fields are set */
+	size_t nr_fields;
+	struct ioband_stats_field *fields;	/* the domain record's */
 	size_t nr_groups;
 	struct ioband_stats_group *groups;	/* groups[0] is the default */
 };
 
 int ioband_parse_stats(const char *text, struct ioband_stats *out);
-int ioband_stats_from_status(const struct ioband_table *t,
+/* The value of field @key of a record, or NULL. */
+const char *ioband_stats_field(const struct ioband_stats_field *fields,
+			       size_t n, const char *key);
+int ioband_stats_from_status(const struct ioband_table_args *t,
 			     const struct ioband_status *status,
 			     struct ioband_stats *out);
 void ioband_stats_free(struct ioband_stats *st);

@@ -162,7 +162,7 @@ static int parse_options(char *opts, struct iobandtab_entry *e,
 			if (copy_word(e->domain, sizeof(e->domain), val) ||
 			    !ioband_valid_domain(e->domain))
 				return bad(err, errlen, "domain '%s': want 1 to %d "
-					   "characters", val, IOBAND_DOMAIN_MAX);
+					   "characters", val, IOBAND_DOMAIN_ID_MAX);
 			break;
 		case 1:
 			if (copy_word(e->group_type, sizeof(e->group_type), val) ||
@@ -224,6 +224,44 @@ int iobandtab_add_group(struct iobandtab_entry *e, const char *key,
 
 #define FIELDS_MAX	4096
 
+/*
+ * The device's knobs and default group as the kernel's table parser
+ * takes them (the groups' specs are checked as they are read): an
+ * io_limit or token_base out of the kernel's range is the line's error,
+ * in the kernel's words, before apply builds a table.
+ */
+static int check_knobs(const struct iobandtab_entry *e, char *err,
+		       size_t errlen)
+{
+	char nums[3][16], spec[IOBAND_GROUP_ARG_MAX + 1], detail[IOBAND_ERROR_MAX];
+	struct ioband_table table;
+	const char *error;
+	char *argv[8];
+
+	snprintf(nums[0], sizeof(nums[0]), "%u", e->io_throttle);
+	snprintf(nums[1], sizeof(nums[1]), "%u", e->io_limit);
+	snprintf(nums[2], sizeof(nums[2]), "%u", e->token_base);
+	spec[0] = ':';
+	if (ioband_format_spec(ioband_spec_of_policy(e->policy), &e->default_spec,
+			       spec + 1, sizeof(spec) - 1))
+		return bad(err, errlen, "the default group's spec is too long");
+	argv[0] = "0:0";	/* the device is resolved when applied */
+	argv[1] = (char *)e->domain;
+	argv[2] = nums[0];
+	argv[3] = nums[1];
+	argv[4] = (char *)e->group_type;
+	argv[5] = (char *)e->policy;
+	argv[6] = nums[2];
+	argv[7] = spec;
+	error = ioband_parse_table(&table, 8, argv, detail, sizeof(detail));
+	if (error)
+		return bad(err, errlen, "%s", error);
+	if (e->has_carryover && e->carryover > IOBAND_MAX_CARRYOVER)
+		return bad(err, errlen, "carryover '%u': want a number 0..%u",
+			   e->carryover, IOBAND_MAX_CARRYOVER);
+	return 0;
+}
+
 static int parse_fields(char **f, size_t nf, struct iobandtab_entry *e,
 			char *err, size_t errlen)
 {
@@ -255,9 +293,9 @@ static int parse_fields(char **f, size_t nf, struct iobandtab_entry *e,
 		    !ioband_valid_domain(e->domain))
 			return bad(err, errlen, "name '%s' is longer than %d "
 				   "characters: give domain=<id>", e->name,
-				   IOBAND_DOMAIN_MAX);
+				   IOBAND_DOMAIN_ID_MAX);
 	}
-	spec = ioband_policy_spec(e->policy);
+	spec = ioband_spec_of_policy(e->policy);
 	if (default_arg) {
 		if (ioband_parse_spec(spec, default_arg, &e->default_spec))
 			return bad(err, errlen, "default '%s': want %s under "
@@ -304,7 +342,7 @@ static int parse_fields(char **f, size_t nf, struct iobandtab_entry *e,
 		if (rc)
 			return rc;
 	}
-	return 0;
+	return check_knobs(e, err, errlen);
 }
 
 /*
@@ -325,7 +363,7 @@ int iobandtab_parse_line(const char *line, unsigned int lineno,
 	e->line = lineno;
 	strcpy(e->group_type, "cgroup");
 	strcpy(e->policy, "weight");
-	e->default_spec.weight = IOBAND_WEIGHT_DEFAULT;
+	e->default_spec.weight = IOBAND_DEFAULT_WEIGHT;
 
 	f = calloc(FIELDS_MAX, sizeof(*f));
 	if (!f) {
@@ -454,7 +492,7 @@ void iobandtab_free(struct iobandtab_entry *entries, size_t n)
 /* Write @e as one line that iobandtab_parse_line() reads back. */
 int iobandtab_format_entry(const struct iobandtab_entry *e, FILE *out)
 {
-	enum ioband_spec spec = ioband_policy_spec(e->policy);
+	enum ioband_spec spec = ioband_spec_of_policy(e->policy);
 	char *name = iobandtab_escape(e->name);
 	char *dev = iobandtab_escape(e->device);
 	char *domain = iobandtab_escape(e->domain);

@@ -29,7 +29,7 @@ struct iobandtab_entry {
 	unsigned int line;
 	char *name;
 	char *device;		/* a path, major:minor, UUID=, LABEL=, PARTUUID=... */
-	char domain[IOBAND_DOMAIN_MAX + 1];	/* the name when not given */
+	char domain[IOBAND_DOMAIN_ID_MAX + 1];	/* the name when not given */
 	char group_type[IOBAND_TYPE_MAX + 1];	/* cgroup when not given */
 	char policy[IOBAND_TYPE_MAX + 1];	/* weight when not given */
 	struct ioband_group_spec default_spec;	/* 100, 0:0 when not given */

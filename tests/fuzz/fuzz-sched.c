@@ -1,37 +1,51 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for the scheduling core (dm-ioband/ioband-sched.c):
- * the input is a program of operations on one domain (submit, next,
- * complete, drain, attach, detach, weight, policy, io_limit,
- * io_throttle, token_base, carryover, passthrough, clock) run against
- * the core and against a model that knows only which item is where.
- * After every step the invariants are checked:
+ * the input is a program of operations on one domain (submit, with the
+ * urgent and sized flags, or a storm of urgent items; next; complete;
+ * the dispatch loop; attach, detach, weight, range; policy, io_limit,
+ * io_throttle, token_base, carryover; passthrough; the clock, by
+ * microseconds to seconds; the glue's timer) run against the core and
+ * against a model that knows only which item is where. After every step
+ * the invariants are checked:
  *
  *  - no item lost or duplicated: each held item is in exactly one
  *    entity's FIFO, in the order the model expects (submission order per
  *    entity; a detached entity's items appended to its heir's), next()
- *    returns only held items, the one at the head of its entity's FIFO;
+ *    returns only held items, the one at the head of its entity's FIFO,
+ *    with that entity;
  *  - counters add up: submitted = dispatched + queued, dispatched =
- *    completed + in_flight, stats.dispatched and the per-entity and
- *    domain nr_queued match the model; no counter wraps below zero;
- *  - in_flight <= io_limit when dispatched, unless passthrough (a lowered
- *    io_limit is waited for, not recalled);
- *  - work conservation: next() returns NULL only when nothing is held
- *    or io_limit is reached (and not in passthrough); has_work() and
- *    complete()'s answer agree with that;
- *  - the tree of backlogged entities is a valid red-black tree ordered by
- *    start tag, holds exactly the attached entities with held items, and
- *    leftmost is its minimum; every live tag is within 2^62 of vtime (the
- *    wrap-safe comparison's domain);
+ *    completed + in_flight, stats.dispatched, stats.urgent, the
+ *    per-entity and domain nr_queued and the window's in-flight sectors
+ *    match the model; no counter wraps below zero;
+ *  - room (section 14): an ordinary item goes down (submit or next) only
+ *    when nothing is in flight, or when io_limit (if set) is not reached
+ *    and the sectors in flight are below the window; urgent items and
+ *    passthrough go down at once; the window stays within its floor and
+ *    ceiling;
+ *  - work conservation but for the timer: next() returns NULL only when
+ *    nothing is held, or there is no room, or a competing group is next
+ *    in line (weight policies) or every group holding items is over its
+ *    max (range policies), and in those last two cases
+ *    ioband_sched_next_event_ns() is in the future; has_work() and
+ *    complete()'s answer agree with next();
+ *  - the trees: ptree, rtree and ltree are valid red-black trees ordered
+ *    by their keys, leftmost their minimum; ptree holds exactly the
+ *    attached entities with held items and not over their max, and the
+ *    waiting ones (attached, nothing held, weight policies only); rtree
+ *    those of ptree with a reservation, ltree those over their max; a
+ *    detached entity is in none and not waiting; every ptree key is
+ *    within 2^62 of vtime (the wrap-safe comparison's domain: urgent
+ *    debt stops at V + 2^61);
  *  - nr_entities and total_weight are those of the attached entities;
- *    a refused knob or weight changes nothing.
+ *    a refused knob, weight or range changes nothing.
  *
- * At the end everything in flight completes and everything held drains:
- * every item comes back exactly once.
+ * At the end everything in flight completes and everything held drains,
+ * the clock moving to each timer the core asks for: every item comes
+ * back exactly once, nr_queued, in_flight and the window's in-flight
+ * sectors are 0, and once IOBAND_IDLE_NS has passed nobody competes.
  *
- * The calls into the core go through the w_* wrappers below only, so
- * that an API change (e.g. a u64 now_ns argument on submit, next and
- * complete) is a one-line change in each.
+ * The calls into the core's IO path go through the w_* wrappers below.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +55,8 @@
 
 #define NR_ENT		8
 #define NR_ITEMS	192
+
+#define MS		(1000ULL * 1000)
 
 #define CHECK(cond)							\
 	do {								\
@@ -53,7 +69,7 @@
 
 static unsigned int step, last_op;
 
-/* ---- the fake clock, for an API with time arguments ---- */
+/* The clock given to the core: monotonic, never 0 (as ktime_get_ns()). */
 static u64 clock_ns;
 
 /* ---- wrappers: the only calls into the scheduling core's IO path ---- */
@@ -69,49 +85,11 @@ static struct ioband_sched_item *w_next(struct ioband_sched *s,
 	return ioband_sched_next(s, e, clock_ns);
 }
 
-static bool w_complete(struct ioband_sched *s, struct ioband_sched_item *it)
+static bool w_complete(struct ioband_sched *s, struct ioband_sched_entity *e,
+		       struct ioband_sched_item *it)
 {
-	return ioband_sched_complete(s, it);
+	return ioband_sched_complete(s, e, it, clock_ns);
 }
-
-static void w_attach(struct ioband_sched *s, struct ioband_sched_entity *e,
-		     u32 weight)
-{
-	ioband_sched_entity_init(s, e, weight);
-}
-
-static void w_detach(struct ioband_sched *s, struct ioband_sched_entity *e,
-		     struct ioband_sched_entity *heir)
-{
-	ioband_sched_detach(s, e, heir);
-}
-
-static bool w_weight(struct ioband_sched *s, struct ioband_sched_entity *e,
-		     u32 weight)
-{
-	return ioband_sched_set_weight(s, e, weight);
-}
-
-/*
- * ---- internals the invariant check reads: the tree of backlogged
- * entities and the start tag. Kept here so that a change of layout is a
- * change of these few lines. ----
- */
-typedef struct ioband_sched_node tnode;
-
-static const tnode *t_root(const struct ioband_sched *s) { return s->ptree.root; }
-static const tnode *t_leftmost(const struct ioband_sched *s) { return s->ptree.leftmost; }
-static const tnode *t_left(const tnode *n) { return n->child[IOBAND_RB_LEFT]; }
-static const tnode *t_right(const tnode *n) { return n->child[IOBAND_RB_RIGHT]; }
-static const tnode *t_parent(const tnode *n) { return n->parent; }
-static bool t_red(const tnode *n) { return n->red; }
-static u64 t_key(const tnode *n) { return n->key; }
-static const struct ioband_sched_entity *t_entity(const tnode *n)
-{
-	return (const struct ioband_sched_entity *)((const char *)n -
-		offsetof(struct ioband_sched_entity, pnode));
-}
-static u64 e_start(const struct ioband_sched_entity *e) { return ioband_sched_start(e); }
 
 /* ---- the model ---- */
 enum item_state { FREE, HELD, IN_FLIGHT };
@@ -121,12 +99,14 @@ struct model {
 	struct ioband_sched_entity ent[NR_ENT];
 	struct ioband_sched_item items[NR_ITEMS];
 	enum item_state state[NR_ITEMS];
-	int owner[NR_ITEMS];		/* entity of a held item */
+	int owner[NR_ITEMS];		/* held: its entity; in flight: charged */
 	u64 seq[NR_ITEMS];		/* FIFO position of a held item */
 	u64 next_seq;
 	bool attached[NR_ENT];
 	u32 weight[NR_ENT];
-	u64 submitted, dispatched, completed;
+	u32 in_flight_of[NR_ENT];	/* items in flight charged to each */
+	u64 submitted, dispatched, completed, urgent;
+	u64 in_flight_sectors;
 	u32 held, in_flight;
 	bool passthrough;
 };
@@ -169,42 +149,86 @@ static u64 tag_dist(u64 a, u64 b)
 	return d < 0 ? -(u64)d : (u64)d;
 }
 
-/* Red-black tree check; returns the black height, counts nodes. */
-static int check_rb(const struct model *m, const tnode *n,
-		    const tnode *parent, unsigned int *count, bool seen[NR_ENT])
+/* Room below for an ordinary item (ioband-sched.h, recomputed here). */
+static bool model_room(const struct model *m)
 {
+	const struct ioband_sched *s = &m->sched;
+
+	if (!m->in_flight)
+		return true;
+	if (s->io_limit && m->in_flight >= s->io_limit)
+		return false;
+	return m->in_flight_sectors < s->window.sectors;
+}
+
+enum { PTREE, RTREE, LTREE };
+
+static const struct ioband_sched_entity *
+node_entity(const struct ioband_sched_node *n, int which)
+{
+	size_t off = which == PTREE ?
+		     offsetof(struct ioband_sched_entity, pnode) :
+		     which == RTREE ?
+		     offsetof(struct ioband_sched_entity, rnode) :
+		     offsetof(struct ioband_sched_entity, lnode);
+
+	return (const struct ioband_sched_entity *)((const char *)n - off);
+}
+
+/* Red-black check of one tree; returns the black height, marks members. */
+static int check_rb(const struct model *m, const struct ioband_sched_node *n,
+		    const struct ioband_sched_node *parent, int which,
+		    unsigned int *count, bool seen[NR_ENT])
+{
+	const struct ioband_sched_node *l, *r;
 	int lh, rh, idx;
 
 	if (!n)
 		return 1;
-	idx = ent_index(m, t_entity(n));
+	idx = ent_index(m, node_entity(n, which));
 	CHECK(idx >= 0);
 	CHECK(!seen[idx]);
 	seen[idx] = true;
-	(*count)++;
-	CHECK(*count <= NR_ENT);
-	CHECK(t_parent(n) == parent);
-	CHECK(t_key(n) == e_start(t_entity(n)));
-	if (t_red(n)) {
-		CHECK(!t_left(n) || !t_red(t_left(n)));
-		CHECK(!t_right(n) || !t_red(t_right(n)));
+	CHECK(++*count <= NR_ENT);
+	CHECK(n->parent == parent);
+	l = n->child[IOBAND_RB_LEFT];
+	r = n->child[IOBAND_RB_RIGHT];
+	if (n->red) {
+		CHECK(!l || !l->red);
+		CHECK(!r || !r->red);
 	}
-	if (t_left(n))
-		CHECK(!vt_before(t_key(n), t_key(t_left(n))));
-	if (t_right(n))
-		CHECK(!vt_before(t_key(t_right(n)), t_key(n)));
-	lh = check_rb(m, t_left(n), n, count, seen);
-	rh = check_rb(m, t_right(n), n, count, seen);
+	if (l)
+		CHECK(!vt_before(n->key, l->key));
+	if (r)
+		CHECK(!vt_before(r->key, n->key));
+	lh = check_rb(m, l, n, which, count, seen);
+	rh = check_rb(m, r, n, which, count, seen);
 	CHECK(lh == rh);
-	return lh + !t_red(n);
+	return lh + !n->red;
+}
+
+static void check_tree(const struct model *m, const struct ioband_sched_tree *t,
+		       int which, bool seen[NR_ENT])
+{
+	const struct ioband_sched_node *n = t->root;
+	unsigned int count = 0;
+
+	if (n)
+		CHECK(!n->red);
+	check_rb(m, n, NULL, which, &count, seen);
+	while (n && n->child[IOBAND_RB_LEFT])
+		n = n->child[IOBAND_RB_LEFT];
+	CHECK(n == t->leftmost);
 }
 
 static void check_invariants(struct model *m)
 {
 	const struct ioband_sched *s = &m->sched;
-	bool seen[NR_ENT] = { false };
-	unsigned int nodes = 0, backlogged = 0, attached = 0;
-	u64 total_weight = 0;
+	bool in_p[NR_ENT] = { false }, in_r[NR_ENT] = { false };
+	bool in_l[NR_ENT] = { false };
+	bool range = ioband_policy_is_range(s->params.policy);
+	unsigned int attached = 0;
+	u64 total_weight = 0, sectors = 0;
 	u32 sum_queued = 0;
 	int e, i;
 
@@ -214,39 +238,63 @@ static void check_invariants(struct model *m)
 	CHECK(s->nr_queued == m->held);
 	CHECK(s->in_flight == m->in_flight);
 	CHECK(s->stats.dispatched == m->dispatched);
-	CHECK(s->nr_queued <= NR_ITEMS && s->in_flight <= NR_ITEMS);
+	CHECK(s->stats.urgent == m->urgent);
+	for (i = 0; i < NR_ITEMS; i++)
+		if (m->state[i] == IN_FLIGHT)
+			sectors += m->items[i].sectors;
+	CHECK(sectors == m->in_flight_sectors);
+	CHECK(s->window.in_flight_sectors == m->in_flight_sectors);
+	CHECK(s->window.sectors >= IOBAND_WINDOW_MIN_SECTORS &&
+	      s->window.sectors <= IOBAND_WINDOW_MAX_SECTORS);
 
-	/* each entity's FIFO is exactly the model's, in order */
+	check_tree(m, &s->ptree, PTREE, in_p);
+	check_tree(m, &s->rtree, RTREE, in_r);
+	check_tree(m, &s->ltree, LTREE, in_l);
+
 	for (e = 0; e < NR_ENT; e++) {
+		const struct ioband_sched_entity *en = &m->ent[e];
 		const struct ioband_sched_item *it;
 		u64 last = 0;
 		u32 n = 0;
 
 		if (!m->attached[e]) {
-			CHECK(!m->ent[e].attached);
+			CHECK(!en->attached);
+			CHECK(!in_p[e] && !in_r[e] && !in_l[e]);
+			CHECK(!en->waiting);
 			continue;
 		}
-		CHECK(m->ent[e].attached);
+		CHECK(en->attached);
 		attached++;
-		total_weight += m->ent[e].weight;
-		CHECK(m->ent[e].weight == m->weight[e]);
-		for (it = m->ent[e].head; it; it = it->next) {
+		total_weight += en->weight;
+		CHECK(en->weight == m->weight[e]);
+		/* each entity's FIFO is exactly the model's, in order */
+		for (it = en->head; it; it = it->next) {
 			i = item_index(m, it);
 			CHECK(i >= 0);
 			CHECK(m->state[i] == HELD && m->owner[i] == e);
 			CHECK(n == 0 || m->seq[i] > last);
 			last = m->seq[i];
 			if (!it->next)
-				CHECK(m->ent[e].tail == it);
+				CHECK(en->tail == it);
 			CHECK(++n <= NR_ITEMS);
 		}
-		CHECK(n == m->ent[e].nr_queued);
-		CHECK(!n == !m->ent[e].head && !n == !m->ent[e].tail);
+		CHECK(n == en->nr_queued);
+		CHECK(!n == !en->head && !n == !en->tail);
 		sum_queued += n;
-		if (n) {
-			backlogged++;
-			CHECK(tag_dist(e_start(&m->ent[e]), s->vtime) < (1ULL << 62));
+		/* in the trees its state says, and only there */
+		CHECK(in_p[e] == (en->waiting || (n && !en->in_ltree)));
+		CHECK(in_r[e] == en->in_rtree && in_l[e] == en->in_ltree);
+		if (en->waiting)
+			CHECK(!n && !range && !en->in_ltree && !en->in_rtree);
+		if (en->in_rtree)
+			CHECK(n && en->min_kbps && !en->in_ltree);
+		if (en->in_ltree) {
+			CHECK(n && en->max_kbps);
+			CHECK(en->lnode.key == en->l_tag);
 		}
+		if (in_p[e])
+			CHECK(tag_dist(ioband_sched_start(en), s->vtime) <
+			      (1ULL << 62));
 	}
 	CHECK(sum_queued == m->held);
 	for (i = 0; i < NR_ITEMS; i++)
@@ -254,26 +302,7 @@ static void check_invariants(struct model *m)
 			CHECK(m->attached[m->owner[i]]);
 	CHECK(s->nr_entities == attached);
 	CHECK(s->total_weight == total_weight);
-
-	/* the tree */
-	if (t_root(s))
-		CHECK(!t_red(t_root(s)));
-	check_rb(m, t_root(s), NULL, &nodes, seen);
-	CHECK(nodes == backlogged);
-	for (e = 0; e < NR_ENT; e++)
-		CHECK(seen[e] == (m->attached[e] && m->ent[e].nr_queued > 0));
-	CHECK(!t_leftmost(s) == !t_root(s));
-	if (t_leftmost(s)) {
-		const tnode *n = t_root(s);
-
-		while (t_left(n))
-			n = t_left(n);
-		CHECK(n == t_leftmost(s));
-	}
-
-	/* has_work says what next() would do */
-	CHECK(ioband_sched_has_work(s) ==
-	      (m->held && (m->passthrough || s->in_flight < s->io_limit)));
+	CHECK(ioband_sched_room(s) == model_room(m));
 	CHECK(ioband_sched_idle(s) == (!m->held && !m->in_flight));
 }
 
@@ -324,56 +353,145 @@ static int pick_state(const struct model *m, unsigned int r, enum item_state st)
 	return -1;
 }
 
-static void do_next(struct model *m)
+static void went_down(struct model *m, int i, int e)
+{
+	m->state[i] = IN_FLIGHT;
+	m->owner[i] = e;
+	m->in_flight_of[e]++;
+	m->in_flight++;
+	m->in_flight_sectors += m->items[i].sectors;
+	m->dispatched++;
+}
+
+/* One next(); returns whether it sent an item down. */
+static bool do_next(struct model *m)
 {
 	struct ioband_sched *s = &m->sched;
 	struct ioband_sched_entity *ent = NULL;
 	struct ioband_sched_item *it;
-	u32 before = s->in_flight;
-	int i, e, head;
+	bool room = model_room(m), work = ioband_sched_has_work(s);
+	int i, e;
 
 	it = w_next(s, &ent);
 	if (!it) {
-		/* work conserving: nothing held, or the window is full */
-		CHECK(!m->held || (!m->passthrough && before >= s->io_limit));
-		return;
+		u64 at = ioband_sched_next_event_ns(s);
+
+		CHECK(!work);
+		CHECK(!m->passthrough || !m->held);
+		/*
+		 * Held with room below: only a competing group or a max
+		 * holds them, and the timer is due later.
+		 */
+		if (m->held && room && !m->passthrough)
+			CHECK(at && vt_before(clock_ns, at));
+		return false;
 	}
-	CHECK(m->passthrough || before < s->io_limit);
+	CHECK(m->passthrough || room);
 	i = item_index(m, it);
 	CHECK(i >= 0);
 	CHECK(m->state[i] == HELD);	/* not lost, not twice */
 	e = ent_index(m, ent);
 	CHECK(e == m->owner[i]);
-	head = model_head(m, e);
-	CHECK(head == i);		/* FIFO within the entity */
-	m->state[i] = IN_FLIGHT;
+	CHECK(model_head(m, e) == i);	/* FIFO within the entity */
 	m->held--;
-	m->in_flight++;
-	m->dispatched++;
+	went_down(m, i, e);
+	return true;
+}
+
+/* The glue's dispatch loop: next() while it sends anything. */
+static void dispatch_loop(struct model *m)
+{
+	while (do_next(m))
+		;
+	CHECK(!ioband_sched_has_work(&m->sched));
 }
 
 static void do_complete(struct model *m, int i)
 {
+	int e = m->owner[i];
 	bool work;
 
 	m->state[i] = FREE;
 	m->in_flight--;
+	m->in_flight_of[e]--;
+	m->in_flight_sectors -= m->items[i].sectors;
 	m->completed++;
-	work = w_complete(&m->sched, &m->items[i]);
+	work = w_complete(&m->sched, &m->ent[e], &m->items[i]);
 	CHECK(work == ioband_sched_has_work(&m->sched));
+}
+
+static void do_submit(struct model *m, int e, int i, u32 sectors, u32 op)
+{
+	struct ioband_sched *s = &m->sched;
+	u32 flags = 0;
+	bool room = model_room(m);
+
+	if ((op & 0x70) == 0x10)
+		flags |= IOBAND_ITEM_URGENT;
+	if ((op & 0x70) == 0x20 || (op & 0x70) == 0x30)
+		flags |= IOBAND_ITEM_SIZED;
+	ioband_sched_item_init(&m->items[i], sectors,
+			       op & 0x80 ? IOBAND_WRITE : IOBAND_READ, flags);
+	m->submitted++;
+	if (w_submit(s, &m->ent[e], &m->items[i])) {
+		CHECK(m->passthrough || (flags & IOBAND_ITEM_URGENT) || room);
+		/*
+		 * Dispatched ahead of every held item of its own group:
+		 * it never overtakes its queue.
+		 */
+		CHECK(m->passthrough || (flags & IOBAND_ITEM_URGENT) ||
+		      model_head(m, e) < 0);
+		if ((flags & IOBAND_ITEM_URGENT) && !m->passthrough)
+			m->urgent++;
+		went_down(m, i, e);
+		return;
+	}
+	CHECK(!m->passthrough && !(flags & IOBAND_ITEM_URGENT));
+	m->state[i] = HELD;
+	m->owner[i] = e;
+	m->seq[i] = m->next_seq++;
+	m->held++;
+}
+
+/* Sectors: 0, small, big, up to a 2^32 - 1 sector discard. */
+static u32 pick_sectors(unsigned int v)
+{
+	if (v == 255)
+		return 0xffffffffu;
+	if (v > 200)
+		return (v - 200) << 12;
+	return v;
+}
+
+/* Time goes by: microseconds, around IOBAND_IDLE_NS, periods, seconds. */
+static u64 pick_delay(unsigned int r)
+{
+	switch (r & 3) {
+	case 0:
+		return (u64)(r >> 2) * 1000;
+	case 1:
+		return (u64)(r >> 2) % 8 * IOBAND_IDLE_NS / 4;
+	case 2:
+		return (u64)(r >> 2) * 2 * MS;
+	default:
+		return (u64)(r >> 2) * 250 * MS;
+	}
 }
 
 static void run(struct model *m, struct input *in)
 {
 	struct ioband_sched *s = &m->sched;
 	struct ioband_sched_params params;
-	unsigned int op, r, i;
+	unsigned int op, r, i, stuck = 0;
 	int e, h;
 
-	ioband_sched_params_default(&params, (enum ioband_policy)(get(in, 1) & 1));
-	params.io_limit = get(in, 1) % 17;	/* 0 = default 32 */
-	params.io_throttle = params.io_limit ? get(in, 1) % (params.io_limit + 1) : 0;
-	if (params.io_throttle == 0 && params.io_limit && params.io_limit < 4)
+	clock_ns = 1000 * MS;
+	ioband_sched_params_default(&params,
+				    (enum ioband_policy)(get(in, 1) %
+							 IOBAND_NR_POLICIES));
+	params.io_limit = get(in, 1) % 17;	/* 0: no cap on bios */
+	params.io_throttle = get(in, 1) % 17;
+	if (params.io_limit && params.io_throttle > params.io_limit)
 		params.io_throttle = params.io_limit;
 	params.carryover = get(in, 1) % 4;
 	if (!ioband_sched_params_valid(&params))
@@ -381,82 +499,57 @@ static void run(struct model *m, struct input *in)
 	ioband_sched_init(s, &params);
 	m->attached[0] = true;
 	m->weight[0] = 100;
-	w_attach(s, &m->ent[0], 100);	/* the default group */
+	ioband_sched_entity_init(s, &m->ent[0], 100);	/* the default group */
 	step = 0;
 	check_invariants(m);
 
 	while (in->left && step < 4096) {
 		step++;
 		op = get(in, 1);
-		last_op = op % 16;
+		last_op = op % 20;
 		r = get(in, 1);
 		switch (last_op) {
 		case 0: case 1: case 2: case 3:	/* submit */
 			e = pick_attached(m, r, -1);
-			i = (unsigned int)pick_state(m, get(in, 1), FREE);
-			if (e < 0 || (int)i < 0)
+			h = pick_state(m, get(in, 1), FREE);
+			if (e < 0 || h < 0)
 				break;
-			{
-				u32 sectors = get(in, 1);
-				u32 before = s->in_flight;
-
-				if (sectors == 255)
-					sectors = 0xffffffffu;	/* a huge discard */
-				else if (sectors > 200)
-					sectors = (sectors - 200) << 12;
-				ioband_sched_item_init(&m->items[i], sectors,
-						       (op >> 4) & 1 ? IOBAND_WRITE : IOBAND_READ);
-				m->submitted++;
-				if (w_submit(s, &m->ent[e], &m->items[i])) {
-					CHECK(m->passthrough || before < s->io_limit);
-					/* a newcomer is dispatched only ahead of every held item
-					 * or onto an empty queue; it never overtakes its own queue */
-					CHECK(m->passthrough || model_head(m, e) < 0);
-					m->state[i] = IN_FLIGHT;
-					m->in_flight++;
-					m->dispatched++;
-				} else {
-					CHECK(!m->passthrough);
-					m->state[i] = HELD;
-					m->owner[i] = e;
-					m->seq[i] = m->next_seq++;
-					m->held++;
-				}
-			}
+			do_submit(m, e, h, pick_sectors(get(in, 1)), op);
 			break;
-		case 4: case 5: case 6:	/* next */
+		case 4: case 5:		/* one next() */
 			do_next(m);
 			break;
-		case 7: case 8:		/* complete one in flight */
+		case 6: case 7:		/* complete one in flight */
 			h = pick_state(m, r, IN_FLIGHT);
 			if (h >= 0)
 				do_complete(m, h);
 			break;
-		case 9:			/* the caller's dispatch loop */
-			while (ioband_sched_has_work(s))
-				do_next(m);
+		case 8:			/* the caller's dispatch loop */
+			dispatch_loop(m);
 			break;
-		case 10:		/* attach */
+		case 9:			/* attach */
 			e = (int)(r % NR_ENT);
-			if (m->attached[e])
+			/* a detached group lives until its items complete */
+			if (m->attached[e] || m->in_flight_of[e])
 				break;
 			{
 				u32 w = get(in, 2);
 
-				w_attach(s, &m->ent[e], w);
+				ioband_sched_entity_init(s, &m->ent[e], w);
 				m->attached[e] = true;
 				m->weight[e] = w < IOBAND_MIN_WEIGHT ? IOBAND_MIN_WEIGHT :
 					       w > IOBAND_MAX_WEIGHT ? IOBAND_MAX_WEIGHT : w;
 			}
 			break;
-		case 11:		/* detach, held items to an heir */
+		case 10:		/* detach, held items to an heir */
 			e = pick_attached(m, r, -1);
 			if (e < 0)
 				break;
 			h = pick_attached(m, get(in, 1), e);
 			if (h < 0 && m->ent[e].nr_queued)
 				break;	/* nobody to inherit */
-			w_detach(s, &m->ent[e], h < 0 ? NULL : &m->ent[h]);
+			ioband_sched_detach(s, &m->ent[e],
+					    h < 0 ? NULL : &m->ent[h]);
 			/* appended at the heir's tail, in their order */
 			while ((i = (unsigned int)model_head(m, e)) != (unsigned int)-1) {
 				m->owner[i] = h;
@@ -464,27 +557,27 @@ static void run(struct model *m, struct input *in)
 			}
 			m->attached[e] = false;
 			break;
-		case 12:		/* weight, valid or not */
+		case 11:		/* weight, valid or not */
 			e = pick_attached(m, r, -1);
 			if (e < 0)
 				break;
 			{
 				u32 w = get(in, 2);
-				bool ok = w_weight(s, &m->ent[e], w);
+				bool ok = ioband_sched_set_weight(s, &m->ent[e], w);
 
 				CHECK(ok == (w >= IOBAND_MIN_WEIGHT && w <= IOBAND_MAX_WEIGHT));
 				if (ok)
 					m->weight[e] = w;
 			}
 			break;
-		case 13: {		/* one knob */
+		case 12: {		/* one knob */
 			struct ioband_sched_params before = s->params, want = s->params;
 			u32 v = get(in, 3);
 			bool ok;
 
 			switch (r % 5) {
 			case 0:
-				want.policy = (enum ioband_policy)(v % 3);
+				want.policy = (enum ioband_policy)(v % (IOBAND_NR_POLICIES + 1));
 				ok = ioband_sched_set_policy(s, want.policy);
 				break;
 			case 1:
@@ -509,38 +602,98 @@ static void run(struct model *m, struct input *in)
 			CHECK(ok == ioband_sched_params_valid(&want));
 			if (!ok)
 				CHECK(!memcmp(&before, &s->params, sizeof(before)));
-			if (ok)
+			if (ok && s->io_limit)
 				CHECK(s->io_throttle <= s->io_limit);
+			break;
+		}
+		case 13: {		/* range, valid or not */
+			u32 min = get(in, 2) * 16, max = get(in, 2) * 16;
+			bool ok;
+
+			e = pick_attached(m, r, -1);
+			if (e < 0)
+				break;
+			if (r & 0x80)
+				max = 0;
+			ok = ioband_sched_set_range(s, &m->ent[e], min, max);
+			CHECK(ok == (!max || min <= max));
+			if (ok)
+				CHECK(m->ent[e].min_kbps == min &&
+				      m->ent[e].max_kbps == max);
 			break;
 		}
 		case 14:		/* passthrough (suspend) on/off */
 			m->passthrough = r & 1;
 			ioband_sched_set_passthrough(s, m->passthrough);
 			break;
+		case 15:		/* the glue's timer fires */
+			{
+				u64 at = ioband_sched_next_event_ns(s);
+
+				if (at && vt_before(clock_ns, at))
+					clock_ns = at;
+				dispatch_loop(m);
+			}
+			break;
+		case 16:		/* a storm of urgent IO, as debt */
+			e = pick_attached(m, r, -1);
+			h = pick_state(m, get(in, 1), FREE);
+			if (e < 0 || h < 0)
+				break;
+			for (i = 0; i < (r >> 3) * 16 + 16; i++) {
+				do_submit(m, e, h, IOBAND_MAX_ITEM_COST, 0x10);
+				do_complete(m, h);
+			}
+			break;
 		default:		/* time goes by */
-			clock_ns += (u64)r * 1000 * 1000;
+			clock_ns += pick_delay(r);
 			break;
 		}
 		check_invariants(m);
 	}
 
-	/* Drain: everything comes back, exactly once. */
+	/*
+	 * Drain, as the glue does: complete what is in flight, run the
+	 * dispatch loop, and when nothing is in flight let the timer fire.
+	 */
 	step++;
 	last_op = 99;
+	dispatch_loop(m);
 	while (m->held || m->in_flight) {
-		u64 progress = m->completed + m->dispatched;
+		u64 progress = m->dispatched;
 
 		h = pick_state(m, 0, IN_FLIGHT);
-		if (h >= 0)
+		if (h >= 0) {
+			clock_ns += 100 * 1000;
 			do_complete(m, h);
-		while (ioband_sched_has_work(s))
-			do_next(m);
+		} else {
+			u64 at = ioband_sched_next_event_ns(s);
+
+			CHECK(at);	/* held, nothing in flight: a timer */
+			if (vt_before(clock_ns, at))
+				clock_ns = at;
+		}
+		dispatch_loop(m);
 		check_invariants(m);
-		CHECK(m->completed + m->dispatched > progress);	/* not stuck */
+		/*
+		 * Each timer ends one group's wait (or max): after at most
+		 * one per group, something goes down.
+		 */
+		stuck = h < 0 && m->dispatched == progress ? stuck + 1 : 0;
+		CHECK(stuck <= NR_ENT);
 	}
 	for (i = 0; i < NR_ITEMS; i++)
 		CHECK(m->state[i] == FREE);
 	CHECK(ioband_sched_idle(s));
+	CHECK(s->window.in_flight_sectors == 0 && s->in_flight == 0 &&
+	      s->nr_queued == 0);
+	/* the waits end: nobody competes IOBAND_IDLE_NS later */
+	clock_ns += IOBAND_IDLE_NS;
+	CHECK(!do_next(m));
+	CHECK(!s->ptree.root && !s->rtree.root && !s->ltree.root);
+	for (e = 0; e < NR_ENT; e++)
+		CHECK(!m->ent[e].waiting);
+	check_invariants(m);
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)

@@ -3,7 +3,7 @@
  * ioband-sim SCENARIO_FILE...: replays each scenario against the real
  * scheduling core and prints per-group shares. The file format is
  * described at the top of sim-parse.c. Exits 1 if a scenario cannot be
- * read or breaks one of the core's invariants.
+ * read, breaks one of the core's invariants or misses what it expects.
  */
 #include <stdlib.h>
 
@@ -41,6 +41,12 @@ int main(int argc, char **argv)
 		sim_print(stdout, &cfg, &res);
 		if (sim_violations(&res))
 			rc = 1;
+		if (sim_check_expects(&cfg, &res, err, sizeof(err))) {
+			printf("expectation missed: %s\n", err);
+			rc = 1;
+		} else if (cfg.nr_expects) {
+			printf("expectations met: %u\n", cfg.nr_expects);
+		}
 		sim_result_free(&res);
 		sim_cfg_free(&cfg);
 		if (i + 1 < argc)

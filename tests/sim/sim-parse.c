@@ -4,29 +4,54 @@
  * comment, words are separated by blanks, and every setting is key=value.
  * Times take a unit: ns, us, ms or s (a bare number is nanoseconds).
  *
- *   device  per_io=TIME per_sector=TIME depth=N [mbps=N tick=TIME]
- *      mbps caps the device as null_blk's mbps= does: a budget of
- *      N MiB/s x tick (default 20 ms, null_blk's) granted at each tick,
- *      IOs served at once while it lasts, the rest waiting for the next.
+ *   device  per_io=TIME per_sector=TIME depth=N
+ *           [mbps=N | budget=BYTES] [tick=TIME]
+ *      The servers model: depth servers, each IO taking per_io +
+ *      per_sector x sectors. mbps or budget adds the tick model of
+ *      null_blk's mbps= cap: a budget of BYTES (mbps: N MiB/s x tick,
+ *      computed as null_blk does) granted at each tick (default 20 ms,
+ *      null_blk's), IOs started at once while it lasts (with per_io=0
+ *      they complete at once too), and the one that does not fit
+ *      waiting, with all behind it, for the next tick.
  *   sched   policy=weight|weight-iosize|range-bw|weight-range
- *           token_base=N io_throttle=N
- *           io_limit=N carryover=N          (0 = default, as in a table)
+ *           token_base=N io_throttle=N carryover=N  (0 = default)
+ *           io_limit=N        (0, the default, sets no cap on bios)
  *   run     duration=TIME warmup=TIME seed=N vtime_start=N
  *   group   NAME weight=N PATTERN [size=N | size=MIN-MAX] [write=PCT]
+ *           [urgent=PCT] [discard=PCT]
  *           [think=TIME] [on=TIME off=TIME] [start=TIME] [stop=TIME]
  *           [min=KBPS] [max=KBPS]
  *      min and max are the group's reservation and limit in KB/s (1 KB/s
  *      = 2 sectors per second; 0 = none), used by the range policies.
+ *      urgent: the percentage of IOs marked urgent (metadata, journal:
+ *      they go down at once and are charged as debt); discard: of the
+ *      others, the percentage that are discards (writes charged by size,
+ *      one token per 4 KiB under `weight`).
  *      PATTERN is one of
- *           closed=N        N IOs outstanding (backlogged when N > io_limit)
+ *           closed=N        N IOs outstanding; think= is the pause
+ *                           between a completion and the next bio
  *           rate=IOPS       open loop, fixed interval
  *           poisson=IOPS    open loop, exponential intervals
+ *           writeback=POOL  a writer and its flusher over a dirty pool
+ *                           of POOL sectors (dirty plus under writeback):
+ *                           [dirty_rate=KBPS] the writer's rate into it
+ *                           (default: as fast as the pool allows);
+ *                           [burst=SECTORS] the flusher submits what is
+ *                           dirty as bios of size= in bursts of at most
+ *                           this much (default: all of it), [gap=TIME]
+ *                           pausing this long after a full burst, and
+ *                           sleeping until one bio's worth is dirty
  *           idle            no IO
  *      The group named "default" is the default group (group 0): it
  *      exists with weight 100 and no IO unless a line sets it.
  *   at TIME weight NAME N | detach NAME | passthrough on|off |
  *           policy P | io_limit N | io_throttle N | token_base N |
  *           carryover N | range NAME MIN MAX
+ *   expect  sectors=R:R... | tokens=R:R... [within=PCT] | utilised=PCT
+ *      What the run must show, else it fails: the split of sectors or
+ *      tokens between the groups active in the window, in the order
+ *      they were declared, each share within PCT (default 2%) of its
+ *      ratio's; or the device utilised at least PCT.
  *
  * Simulated time is the now_ns the core is given; the glue's timer
  * (ioband_sched_next_event_ns()) is modelled as an event.
@@ -171,6 +196,24 @@ static int parse_group(struct sim_cfg *cfg, char **w, int nw, char *err,
 			bad = parse_u64(val, &x) || !x || x > 1000000000ULL;
 			if (!bad)
 				g.interval_ns = 1000000000ULL / x;
+		} else if (!strcmp(key, "writeback")) {
+			g.pattern = SIM_WRITEBACK;
+			bad = parse_u64(val, &g.pool_sectors) ||
+			      !g.pool_sectors;
+		} else if (!strcmp(key, "dirty_rate")) {
+			bad = parse_u64(val, &x) || !x;
+			g.dirty_rate = 2 * x;	/* KB/s to sectors/s */
+		} else if (!strcmp(key, "burst")) {
+			bad = parse_u64(val, &g.burst_sectors) ||
+			      !g.burst_sectors;
+		} else if (!strcmp(key, "gap")) {
+			bad = parse_time(val, &g.gap_ns);
+		} else if (!strcmp(key, "urgent")) {
+			bad = u32_setting(val, &g.urgent_pct) ||
+			      g.urgent_pct > 100;
+		} else if (!strcmp(key, "discard")) {
+			bad = u32_setting(val, &g.discard_pct) ||
+			      g.discard_pct > 100;
 		} else if (!strcmp(key, "size")) {
 			char *dash = strchr(val, '-');
 
@@ -210,6 +253,20 @@ static int parse_group(struct sim_cfg *cfg, char **w, int nw, char *err,
 	}
 	if (g.off_ns && !g.on_ns)
 		return fail(err, len, line, "off= needs on=");
+	if (g.pattern == SIM_WRITEBACK && (g.on_ns || g.think_ns))
+		return fail(err, len, line,
+			    "writeback takes burst= and gap=, not on=, off= or think=");
+	if (g.pattern != SIM_WRITEBACK &&
+	    (g.dirty_rate || g.burst_sectors || g.gap_ns))
+		return fail(err, len, line,
+			    "dirty_rate=, burst= and gap= need writeback=");
+	if (g.pattern == SIM_WRITEBACK && (g.urgent_pct || g.discard_pct))
+		return fail(err, len, line,
+			    "a flusher writes data: urgent= and discard= need a loop");
+	if (g.pattern == SIM_WRITEBACK && (!g.size_min ||
+					   g.pool_sectors < g.size_max))
+		return fail(err, len, line,
+			    "writeback needs size= from 1 and a pool of at least size=");
 	if (g.max_kbps && g.min_kbps > g.max_kbps)
 		return fail(err, len, line, "min above max");
 
@@ -304,8 +361,62 @@ static int parse_at(struct sim_cfg *cfg, char **w, int nw, char *err,
 	return 0;
 }
 
-static int parse_settings(struct sim_cfg *cfg, char **w, int nw, char *err,
-			  size_t len, unsigned int line)
+static int parse_expect(struct sim_cfg *cfg, char **w, int nw, char *err,
+			size_t len, unsigned int line)
+{
+	struct sim_expect x = { .within = 0.02 };
+	struct sim_expect *expects;
+	int i;
+
+	for (i = 1; i < nw; i++) {
+		char *key = w[i], *val = strchr(key, '='), *end, *r, *save;
+		double v;
+
+		if (!val)
+			return fail(err, len, line, "expected key=value: %s",
+				    key);
+		*val++ = '\0';
+		if (!strcmp(key, "within") || !strcmp(key, "utilised")) {
+			v = strtod(val, &end);
+			if (end == val || strcmp(end, "%") || v < 0 || v > 100)
+				return fail(err, len, line,
+					    "%s takes a percentage: %s", key, val);
+			x.within = v / 100;
+			if (key[0] == 'u')
+				x.what = SIM_EXPECT_UTILISED;
+		} else if (!strcmp(key, "sectors") || !strcmp(key, "tokens")) {
+			x.what = key[0] == 's' ? SIM_EXPECT_SECTORS :
+				 SIM_EXPECT_TOKENS;
+			for (r = strtok_r(val, ":", &save); r;
+			     r = strtok_r(NULL, ":", &save)) {
+				v = strtod(r, &end);
+				if (end == r || *end || v <= 0 ||
+				    x.nr == SIM_EXPECT_MAX)
+					return fail(err, len, line,
+						    "bad split: %s", r);
+				x.ratio[x.nr++] = v;
+			}
+			if (x.nr < 2)
+				return fail(err, len, line,
+					    "a split needs two groups or more");
+		} else {
+			return fail(err, len, line, "unknown expectation %s",
+				    key);
+		}
+	}
+	if (x.what != SIM_EXPECT_UTILISED && !x.nr)
+		return fail(err, len, line, "expect what?");
+	expects = realloc(cfg->expects,
+			  (cfg->nr_expects + 1) * sizeof(*expects));
+	if (!expects)
+		return fail(err, len, line, "out of memory");
+	cfg->expects = expects;
+	cfg->expects[cfg->nr_expects++] = x;
+	return 0;
+}
+
+static int parse_settings(struct sim_cfg *cfg, u64 *mbps, char **w, int nw,
+			  char *err, size_t len, unsigned int line)
 {
 	int i;
 
@@ -326,8 +437,12 @@ static int parse_settings(struct sim_cfg *cfg, char **w, int nw, char *err,
 			bad = u32_setting(val, &cfg->dev.depth) ||
 			      !cfg->dev.depth;
 		else if (!strcmp(key, "mbps"))
-			bad = parse_u64(val, &cfg->dev.mbps) ||
-			      !cfg->dev.mbps;
+			bad = parse_u64(val, mbps) || !*mbps ||
+			      *mbps > 1000000;
+		else if (!strcmp(key, "budget"))
+			bad = parse_u64(val, &cfg->dev.budget_bytes) ||
+			      !cfg->dev.budget_bytes ||
+			      cfg->dev.budget_bytes > (1ULL << 40);
 		else if (!strcmp(key, "tick"))
 			bad = parse_time(val, &cfg->dev.tick_ns) ||
 			      !cfg->dev.tick_ns;
@@ -364,6 +479,7 @@ int sim_parse(FILE *in, struct sim_cfg *cfg, char *err, size_t len)
 {
 	char buf[1024];
 	unsigned int line = 0;
+	u64 mbps = 0;
 
 	sim_cfg_init(cfg);
 	while (fgets(buf, sizeof(buf), in)) {
@@ -384,16 +500,26 @@ int sim_parse(FILE *in, struct sim_cfg *cfg, char *err, size_t len)
 			continue;
 		if (!strcmp(w[0], "device") || !strcmp(w[0], "sched") ||
 		    !strcmp(w[0], "run"))
-			rc = parse_settings(cfg, w, nw, err, len, line);
+			rc = parse_settings(cfg, &mbps, w, nw, err, len, line);
 		else if (!strcmp(w[0], "group"))
 			rc = parse_group(cfg, w, nw, err, len, line);
 		else if (!strcmp(w[0], "at"))
 			rc = parse_at(cfg, w, nw, err, len, line);
+		else if (!strcmp(w[0], "expect"))
+			rc = parse_expect(cfg, w, nw, err, len, line);
 		else
 			rc = fail(err, len, line, "unknown statement %s", w[0]);
 		if (rc)
 			return rc;
 	}
+	if (mbps && cfg->dev.budget_bytes)
+		return fail(err, len, line, "mbps= or budget=, not both");
+	/* null_blk: mb_per_tick = (1 << 20) / TICKS_PER_SEC * mbps */
+	if (mbps)
+		cfg->dev.budget_bytes = (1048576ULL * cfg->dev.tick_ns /
+					 1000000000ULL) * mbps;
+	if (mbps && !cfg->dev.budget_bytes)
+		return fail(err, len, line, "tick too short for mbps=");
 	if (!ioband_sched_params_valid(&cfg->params))
 		return fail(err, len, line, "sched settings out of range");
 	if (cfg->warmup_ns >= cfg->duration_ns)

@@ -59,7 +59,7 @@ static int refused(const char *line, const char *expected)
 	return 1;
 }
 
-#define KNOB_RANGE "out of range (io_throttle <= io_limit <= 65536, token <= 1073741824, carryover <= 1024)"
+#define KNOB_RANGE "out of range (io_throttle <= io_limit <= 65536, io_limit 0 for no cap, token <= 1073741824, carryover <= 1024)"
 #define ALL_MESSAGES "want attach, detach, weight, range-bw, token, carryover, io_limit, io_throttle, policy or type with one argument, or reset or stats alone"
 
 TEST(message_attach_takes_an_id_and_maybe_a_weight)
@@ -381,10 +381,9 @@ TEST(table_raises_io_limit_to_io_throttle)
 
 	CHECK(parse_table("/dev/sdb d 10 5 cgroup weight 0", &t) == NULL);
 	CHECK(t.params.io_throttle == 10 && t.params.io_limit == 10);
+	/* io_limit 0 sets no cap: there is nothing to raise. */
 	CHECK(parse_table("/dev/sdb d 40 0 cgroup weight 0", &t) == NULL);
-	CHECK(t.params.io_limit == 40);
-	CHECK(parse_table("/dev/sdb d 8 0 cgroup weight 0", &t) == NULL);
-	CHECK(t.params.io_limit == 0);	/* the default 32 is above 8 */
+	CHECK(t.params.io_limit == 0);
 	/* io_throttle 0 is 4: io_limit 2 is raised to it. */
 	CHECK(parse_table("/dev/sdb d 0 2 cgroup weight 0", &t) == NULL);
 	CHECK(t.params.io_throttle == 0 && t.params.io_limit == 4);

@@ -2,18 +2,27 @@
 /*
  * Tests of the scheduling core (ioband-sched.c): the tree, the tags and
  * the properties its top comment states, each against the bound stated
- * there. Two drivers:
+ * there. Three drivers:
  *
  *   - struct rig drives the core directly with an instant device: every
- *     group keeps `depth` items outstanding (closed loop), and when
- *     io_limit items are in flight the oldest completes. Counting is by
- *     dispatch, which is what the bounds of section 3 are about.
+ *     group keeps `depth` items outstanding (closed loop), and whenever
+ *     the core sends nothing the oldest item in flight completes (a
+ *     timer fires only when nothing is in flight). Counting is by
+ *     dispatch, which is what the bounds of sections 2 to 4 are about.
+ *     Unless a test moves the clock (`tick`), time stands still, so no
+ *     period of the window ends and the window stays at its floor,
+ *     IOBAND_WINDOW_MIN_SECTORS.
+ *   - struct pipe: a device with a latency and a bandwidth, in time,
+ *     with closed-loop groups, called exactly as the kernel glue calls
+ *     the core (section 7): for the window (section 14) and the
+ *     competing groups (section 15).
  *   - sim_run() (tests/sim) for the device-level properties: service
  *     time per IO and per sector, queue depth, idle periods.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ioband-sched.h"
 #include "sim.h"
@@ -22,9 +31,13 @@
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
 
-#define VT_ONE	(1ULL << IOBAND_VTIME_SHIFT)
+#define VT_ONE		(1ULL << IOBAND_VTIME_SHIFT)
+#define MS		(1000ULL * 1000)
+#define SEC		(1000ULL * MS)
+/* The most debt an urgent item leaves a group with, beyond V (section 16). */
+#define MAX_DEBT	(1ULL << 61)
 
-/* The clock passed to the core: only the range policies read it. */
+/* The clock passed to the core by the rig and the direct tests. */
 static u64 test_now;
 
 /* ---- Tree validation ---- */
@@ -76,40 +89,112 @@ static bool one_tree_valid(const struct ioband_sched_tree *t)
 #define ENTITY_OF(n, member) \
 	container_of(n, struct ioband_sched_entity, member)
 
-/* Every entity in ptree or ltree holds items; rtree is within ptree. */
-static bool members_ok(const struct ioband_sched_node *n, int which)
+enum { PTREE, RTREE, LTREE };
+
+/*
+ * Who may be in each tree: ptree holds the groups with items queued and
+ * not over their max, and the waiting ones (section 15: attached, under
+ * a weight policy, nothing queued); rtree those of ptree with a
+ * reservation; ltree the backlogged groups over their max.
+ */
+static bool member_ok(const struct ioband_sched *sched,
+		      const struct ioband_sched_entity *e, int which)
+{
+	switch (which) {
+	case PTREE:
+		if (e->waiting)
+			return !e->nr_queued && !e->in_ltree && !e->in_rtree &&
+			       e->attached &&
+			       !ioband_policy_is_range(sched->params.policy);
+		return e->nr_queued && !e->in_ltree;
+	case RTREE:
+		return e->nr_queued && e->in_rtree && !e->in_ltree &&
+		       e->min_kbps && !e->waiting;
+	default:
+		return e->nr_queued && e->in_ltree && !e->waiting;
+	}
+}
+
+static bool members_ok(const struct ioband_sched *sched,
+		       const struct ioband_sched_node *n, int which)
 {
 	const struct ioband_sched_entity *e;
 
 	if (!n)
 		return true;
-	e = which == 0 ? ENTITY_OF(n, pnode) : which == 1 ?
+	e = which == PTREE ? ENTITY_OF(n, pnode) : which == RTREE ?
 	    ENTITY_OF(n, rnode) : ENTITY_OF(n, lnode);
-	if (!e->nr_queued)
-		return false;
-	if (which == 1 && (!e->in_rtree || e->in_ltree || !e->min_kbps))
-		return false;
-	if (which == 2 && !e->in_ltree)
-		return false;
-	if (which == 0 && e->in_ltree)
-		return false;
-	return members_ok(n->child[IOBAND_RB_LEFT], which) &&
-	       members_ok(n->child[IOBAND_RB_RIGHT], which);
+	return member_ok(sched, e, which) &&
+	       members_ok(sched, n->child[IOBAND_RB_LEFT], which) &&
+	       members_ok(sched, n->child[IOBAND_RB_RIGHT], which);
 }
 
 static bool tree_valid(const struct ioband_sched *sched)
 {
 	return one_tree_valid(&sched->ptree) && one_tree_valid(&sched->rtree) &&
 	       one_tree_valid(&sched->ltree) &&
-	       members_ok(sched->ptree.root, 0) &&
-	       members_ok(sched->rtree.root, 1) &&
-	       members_ok(sched->ltree.root, 2);
+	       members_ok(sched, sched->ptree.root, PTREE) &&
+	       members_ok(sched, sched->rtree.root, RTREE) &&
+	       members_ok(sched, sched->ltree.root, LTREE);
+}
+
+static bool in_tree(const struct ioband_sched_node *root,
+		    const struct ioband_sched_node *n)
+{
+	return root && (root == n ||
+			in_tree(root->child[IOBAND_RB_LEFT], n) ||
+			in_tree(root->child[IOBAND_RB_RIGHT], n));
+}
+
+/*
+ * tree_valid(), and each of the @n entities is in exactly the trees its
+ * state says (a detached one in none), the trees hold no other node,
+ * and the counts add up.
+ */
+static bool entities_valid(const struct ioband_sched *sched,
+			   const struct ioband_sched_entity *ents, u32 n)
+{
+	u32 i, in_p = 0, in_r = 0, in_l = 0, queued = 0;
+
+	if (!tree_valid(sched))
+		return false;
+	for (i = 0; i < n; i++) {
+		const struct ioband_sched_entity *e = &ents[i];
+		bool p = in_tree(sched->ptree.root, &e->pnode);
+		bool r = in_tree(sched->rtree.root, &e->rnode);
+		bool l = in_tree(sched->ltree.root, &e->lnode);
+
+		if (!e->attached && (p || r || l || e->waiting))
+			return false;
+		if (e->attached &&
+		    (p != (e->waiting || (e->nr_queued && !e->in_ltree)) ||
+		     r != e->in_rtree || l != e->in_ltree))
+			return false;
+		in_p += p;
+		in_r += r;
+		in_l += l;
+		queued += e->nr_queued;
+	}
+	return in_p == rb_count(sched->ptree.root) &&
+	       in_r == rb_count(sched->rtree.root) &&
+	       in_l == rb_count(sched->ltree.root) &&
+	       queued == sched->nr_queued;
+}
+
+static u32 nr_waiting(const struct ioband_sched_entity *ents, u32 n)
+{
+	u32 i, waiting = 0;
+
+	for (i = 0; i < n; i++)
+		waiting += ents[i].waiting;
+	return waiting;
 }
 
 /* ---- The rig: the core with an instant device ---- */
 
 struct rig_item {
 	struct ioband_sched_item si;
+	struct ioband_sched_entity *ent;	/* dispatched for */
 	u32 group;
 };
 
@@ -122,23 +207,32 @@ struct rig {
 	u32 ring_head, ring_len, ring_cap;
 	u32 n, depth;
 	u32 *size;			/* sectors per item, per group */
+	u32 *flags;			/* IOBAND_ITEM_*, per group */
 	bool *paused;			/* no resubmission */
 	u64 *ios, *sectors, *last_dispatch, *max_gap;
 	u64 submitted, dispatched, completed;
 	u64 clock;			/* dispatches so far */
 	u64 max_steps;			/* tree steps of one next() */
-	u64 tick;			/* ns test_now moves per next() */
+	u64 tick;			/* ns test_now moves per step */
 };
+
+static void rig_in_flight(struct rig *r, struct rig_item *item,
+			  struct ioband_sched_entity *e)
+{
+	item->ent = e;
+	r->ring[(r->ring_head + r->ring_len++) % r->ring_cap] = item;
+}
 
 static void rig_submit(struct rig *r, struct rig_item *item)
 {
 	struct ioband_sched_entity *e = r->charge_to[item->group];
 
-	ioband_sched_item_init(&item->si, r->size[item->group], IOBAND_READ);
+	ioband_sched_item_init(&item->si, r->size[item->group], IOBAND_READ,
+			       r->flags[item->group]);
 	r->submitted++;
 	if (ioband_sched_submit(&r->sched, e, &item->si, test_now)) {
 		r->dispatched++;
-		r->ring[(r->ring_head + r->ring_len++) % r->ring_cap] = item;
+		rig_in_flight(r, item, e);
 	}
 }
 
@@ -157,6 +251,7 @@ static void rig_init(struct rig *r, u32 n, const u32 *weights,
 	r->ring_cap = n * depth;
 	r->ring = calloc(r->ring_cap, sizeof(*r->ring));
 	r->size = calloc(n, sizeof(*r->size));
+	r->flags = calloc(n, sizeof(*r->flags));
 	r->paused = calloc(n, sizeof(*r->paused));
 	r->ios = calloc(n, sizeof(u64));
 	r->sectors = calloc(n, sizeof(u64));
@@ -190,6 +285,7 @@ static void rig_free(struct rig *r)
 	free(r->items);
 	free(r->ring);
 	free(r->size);
+	free(r->flags);
 	free(r->paused);
 	free(r->ios);
 	free(r->sectors);
@@ -204,7 +300,10 @@ static void rig_reset_counts(struct rig *r)
 	memset(r->max_gap, 0, r->n * sizeof(u64));
 }
 
-/* Completes the oldest item in flight; its group re-issues it. */
+/*
+ * Completes the oldest item in flight, with the entity it went down for;
+ * its group re-issues it.
+ */
 static void rig_complete_one(struct rig *r)
 {
 	struct rig_item *item = r->ring[r->ring_head];
@@ -212,12 +311,16 @@ static void rig_complete_one(struct rig *r)
 	r->ring_head = (r->ring_head + 1) % r->ring_cap;
 	r->ring_len--;
 	r->completed++;
-	ioband_sched_complete(&r->sched, &item->si);
+	ioband_sched_complete(&r->sched, item->ent, &item->si, test_now);
 	if (!r->paused[item->group])
 		rig_submit(r, item);
 }
 
-/* Runs until @nr more dispatches through ioband_sched_next(, test_now). */
+/*
+ * Runs until @nr more dispatches through ioband_sched_next(). The device
+ * is instant: when the core sends nothing, the oldest item in flight
+ * completes; only with nothing in flight does the timer fire.
+ */
 static void rig_run(struct rig *r, u64 nr)
 {
 	while (nr) {
@@ -232,8 +335,7 @@ static void rig_run(struct rig *r, u64 nr)
 		if (!si) {
 			u64 at = ioband_sched_next_event_ns(&r->sched);
 
-			if (r->ring_len && (!at || r->sched.in_flight >=
-						   r->sched.io_limit))
+			if (r->ring_len)
 				rig_complete_one(r);
 			else if (at)
 				test_now = at;	/* the timer fires */
@@ -253,7 +355,7 @@ static void rig_run(struct rig *r, u64 nr)
 		if (r->clock - r->last_dispatch[g] > r->max_gap[g])
 			r->max_gap[g] = r->clock - r->last_dispatch[g];
 		r->last_dispatch[g] = r->clock;
-		r->ring[(r->ring_head + r->ring_len++) % r->ring_cap] = item;
+		rig_in_flight(r, item, e);
 		nr--;
 	}
 }
@@ -266,13 +368,14 @@ static void rig_drain(struct rig *r)
 	for (i = 0; i < r->n; i++)
 		r->paused[i] = true;
 	for (;;) {
+		struct ioband_sched_entity *e;
 		struct ioband_sched_item *si = ioband_sched_next(&r->sched,
-								  NULL, test_now);
+								  &e, test_now);
 
 		if (si) {
 			r->dispatched++;
-			r->ring[(r->ring_head + r->ring_len++) % r->ring_cap] =
-				container_of(si, struct rig_item, si);
+			rig_in_flight(r, container_of(si, struct rig_item, si),
+				      e);
 		} else if (r->ring_len) {
 			rig_complete_one(r);
 		} else if (ioband_sched_next_event_ns(&r->sched)) {
@@ -292,12 +395,283 @@ static void params_for(struct ioband_sched_params *p, enum ioband_policy policy,
 	p->carryover = carryover;
 }
 
+/* ---- The pipe: a device with a latency and a bandwidth, in time ---- */
+
 /*
- * Section 3's share bound for groups all backlogged over the window:
+ * Items complete in the order they went down, each at
+ * max(dispatch + latency_ns, previous completion + sectors *
+ * ns_per_sector): an item alone takes latency_ns, a loaded device
+ * completes at its bandwidth, and what is sent beyond its
+ * bandwidth-delay product queues in it. Groups are closed loops: each
+ * keeps `depth` items outstanding, submitting one think_ns after each
+ * completion. The core is called as the glue calls it (section 7 and
+ * dm-ioband-target.c): after a submit that held its item and left work,
+ * after a completion that says so and when the timer fires, the
+ * dispatch loop runs; otherwise the timer is armed at
+ * ioband_sched_next_event_ns() when that is not 0.
+ */
+#define PIPE_GROUPS	8
+
+struct pipe_item {
+	struct ioband_sched_item si;
+	struct ioband_sched_entity *ent;	/* dispatched for */
+	u32 group;
+	bool busy;		/* held by the core or in flight */
+	u64 at_ns;		/* in flight: completion; else: submission */
+};
+
+struct pipe_group {
+	u32 weight, depth, sectors, flags;
+	u64 think_ns;
+	bool stopped;		/* submits nothing more */
+	u64 ios, sectors_done;	/* completed since the last reset */
+};
+
+struct pipe {
+	struct ioband_sched sched;
+	struct ioband_sched_entity ents[PIPE_GROUPS];
+	struct pipe_group grp[PIPE_GROUPS];
+	u32 n;
+	struct pipe_item *items;
+	u32 nr_items;
+	struct pipe_item **fifo;	/* in flight, in completion order */
+	u32 head, len;
+	u64 latency_ns, ns_per_sector;
+	u64 last_done_ns;
+	u64 now;
+	u64 timer_ns;			/* 0: not armed */
+	u64 flight_sectors;
+	u64 max_in_flight, max_flight_sectors;
+	u64 idle_ns;			/* device idle with items held */
+	/* Broken promises, each should stay 0: */
+	u64 accounting;		/* in_flight or sectors differ from ours */
+	u64 stalls;		/* held, room below, no loop and no timer */
+	/* work that no loop took: the glue kicks after every call */
+	u64 missed_kicks;
+	u64 bad_timer;		/* a next event not in the future */
+	u64 over_window;	/* beyond the window by more than an item */
+};
+
+/* @n groups under @params; set grp[] and the device, then pipe_start(). */
+static void pipe_init(struct pipe *p, u32 n,
+		      const struct ioband_sched_params *params)
+{
+	u32 i;
+
+	memset(p, 0, sizeof(*p));
+	p->n = n;
+	ioband_sched_init(&p->sched, params);
+	for (i = 0; i < n; i++) {
+		p->grp[i].weight = 100;
+		p->grp[i].depth = 1;
+		p->grp[i].sectors = 8;
+	}
+}
+
+/* The groups attach and submit their first items at @t0 (not 0). */
+static void pipe_start(struct pipe *p, u64 t0)
+{
+	u32 i, j, k = 0;
+
+	p->now = t0;
+	for (i = 0; i < p->n; i++) {
+		ioband_sched_entity_init(&p->sched, &p->ents[i],
+					 p->grp[i].weight);
+		p->nr_items += p->grp[i].depth;
+	}
+	p->items = calloc(p->nr_items, sizeof(*p->items));
+	p->fifo = calloc(p->nr_items, sizeof(*p->fifo));
+	for (i = 0; i < p->n; i++)
+		for (j = 0; j < p->grp[i].depth; j++) {
+			p->items[k].group = i;
+			p->items[k++].at_ns = t0;
+		}
+}
+
+static void pipe_free(struct pipe *p)
+{
+	free(p->items);
+	free(p->fifo);
+}
+
+static void pipe_reset_counts(struct pipe *p)
+{
+	u32 i;
+
+	for (i = 0; i < p->n; i++)
+		p->grp[i].ios = p->grp[i].sectors_done = 0;
+	p->max_in_flight = p->max_flight_sectors = p->idle_ns = 0;
+}
+
+static void pipe_send(struct pipe *p, struct pipe_item *item,
+		      struct ioband_sched_entity *e)
+{
+	u64 done = p->now + p->latency_ns;
+	u64 busy = p->last_done_ns + item->si.sectors * p->ns_per_sector;
+
+	if (busy > done)
+		done = busy;
+	item->ent = e;
+	item->at_ns = done;
+	p->last_done_ns = done;
+	p->fifo[(p->head + p->len++) % p->nr_items] = item;
+	/* the window was below its size before this one */
+	if (!(item->si.flags & IOBAND_ITEM_URGENT) && p->len > 1 &&
+	    p->flight_sectors >= p->sched.window.sectors &&
+	    !p->sched.passthrough)
+		p->over_window++;
+	p->flight_sectors += item->si.sectors;
+	if (p->len > p->max_in_flight)
+		p->max_in_flight = p->len;
+	if (p->flight_sectors > p->max_flight_sectors)
+		p->max_flight_sectors = p->flight_sectors;
+}
+
+/* The glue's dispatch loop, then its timer. */
+static void pipe_loop(struct pipe *p)
+{
+	struct ioband_sched_entity *e;
+	struct ioband_sched_item *si;
+
+	while ((si = ioband_sched_next(&p->sched, &e, p->now)))
+		pipe_send(p, container_of(si, struct pipe_item, si), e);
+}
+
+static void pipe_arm(struct pipe *p)
+{
+	u64 at = ioband_sched_next_event_ns(&p->sched);
+
+	if (!at)
+		return;
+	if (at <= p->now) {
+		p->bad_timer++;
+		at = p->now;	/* an hrtimer in the past fires at once */
+	}
+	p->timer_ns = at;
+}
+
+static void pipe_submit(struct pipe *p, struct pipe_item *item)
+{
+	const struct pipe_group *g = &p->grp[item->group];
+	struct ioband_sched_entity *e = &p->ents[item->group];
+
+	ioband_sched_item_init(&item->si, g->sectors, IOBAND_READ, g->flags);
+	item->busy = true;
+	if (ioband_sched_submit(&p->sched, e, &item->si, p->now))
+		pipe_send(p, item, e);
+	/* One that went down may have ended a wait: the glue kicks. */
+	if (ioband_sched_has_work(&p->sched))
+		pipe_loop(p);
+	pipe_arm(p);
+}
+
+static void pipe_complete(struct pipe *p)
+{
+	struct pipe_item *item = p->fifo[p->head];
+	struct pipe_group *g = &p->grp[item->group];
+
+	p->head = (p->head + 1) % p->nr_items;
+	p->len--;
+	p->flight_sectors -= item->si.sectors;
+	g->ios++;
+	g->sectors_done += item->si.sectors;
+	item->busy = false;
+	item->at_ns = p->now + g->think_ns;
+	if (ioband_sched_complete(&p->sched, item->ent, &item->si, p->now))
+		pipe_loop(p);
+	pipe_arm(p);
+	/* no think time: the next bio comes before the worker runs */
+	if (!g->think_ns && !g->stopped)
+		pipe_submit(p, item);
+}
+
+/* What the core promises after every event (sections 7, 13 and 14). */
+static void pipe_check(struct pipe *p)
+{
+	const struct ioband_sched *s = &p->sched;
+
+	if (s->in_flight != p->len ||
+	    s->window.in_flight_sectors != p->flight_sectors)
+		p->accounting++;
+	if (s->nr_queued && !s->passthrough && ioband_sched_room(s) &&
+	    !ioband_sched_has_work(s) && !ioband_sched_next_event_ns(s))
+		p->stalls++;
+	if (ioband_sched_has_work(s))
+		p->missed_kicks++;
+}
+
+/* Runs the device and the groups until @until_ns. */
+static void pipe_run(struct pipe *p, u64 until_ns)
+{
+	for (;;) {
+		struct pipe_item *arrival = NULL;
+		u64 t = until_ns;
+		u32 i;
+
+		if (p->len && p->fifo[p->head]->at_ns < t)
+			t = p->fifo[p->head]->at_ns;
+		if (p->timer_ns && p->timer_ns < t)
+			t = p->timer_ns;
+		for (i = 0; i < p->nr_items; i++) {
+			struct pipe_item *it = &p->items[i];
+
+			if (!it->busy && !p->grp[it->group].stopped &&
+			    it->at_ns < t) {
+				t = it->at_ns;
+				arrival = it;
+			}
+		}
+		if (!p->len && p->sched.nr_queued)
+			p->idle_ns += t - p->now;
+		p->now = t;
+		if (p->len && p->fifo[p->head]->at_ns == t) {
+			pipe_complete(p);
+		} else if (p->timer_ns && p->timer_ns == t) {
+			p->timer_ns = 0;
+			pipe_loop(p);
+			pipe_arm(p);
+		} else if (arrival && arrival->at_ns == t) {
+			pipe_submit(p, arrival);
+		} else {
+			return;		/* until_ns */
+		}
+		pipe_check(p);
+	}
+}
+
+/* Every broken promise of pipe_check() and pipe_send(). */
+static u64 pipe_violations(const struct pipe *p)
+{
+	if (p->accounting || p->stalls || p->bad_timer || p->over_window ||
+	    p->missed_kicks)
+		fprintf(stderr, "  pipe: accounting %llu, stalls %llu, bad timer %llu, over window %llu, missed kicks %llu\n",
+			(unsigned long long)p->accounting,
+			(unsigned long long)p->stalls,
+			(unsigned long long)p->bad_timer,
+			(unsigned long long)p->over_window,
+			(unsigned long long)p->missed_kicks);
+	return p->accounting + p->stalls + p->bad_timer + p->over_window +
+	       p->missed_kicks;
+}
+
+/* The window the essay's formula gives for what the core measured. */
+static u64 window_formula(const struct ioband_window *w)
+{
+	u64 sectors = w->rate * w->min_lat_ns / SEC * IOBAND_WINDOW_GAIN;
+
+	if (sectors < IOBAND_WINDOW_MIN_SECTORS)
+		return IOBAND_WINDOW_MIN_SECTORS;
+	if (sectors > IOBAND_WINDOW_MAX_SECTORS)
+		return IOBAND_WINDOW_MAX_SECTORS;
+	return sectors;
+}
+
+/*
+ * Section 2's share bound for groups all backlogged over the window:
  * |got - T w_g / W| <= c_g + w_g sum(c) / W + 2 C w_g + T 2^-16,
  * C = carryover * token_base / W. Returns the largest deviation over
- * max(bound, 2% of expected); <= 1 passes. *@strict counts groups whose
- * deviation was within 2% of their expected share.
+ * max(bound, 2% of expected); <= 1 passes. *@within_2pct counts groups
+ * whose deviation was within 2% of their expected share.
  */
 static double share_check(const struct rig *r, const u64 *got,
 			  const u64 *cost, u32 *within_2pct)
@@ -341,9 +715,11 @@ TEST(params_defaults_and_validation)
 	CHECK(ioband_sched_params_valid(&p));
 	ioband_sched_init(&s, &p);
 	CHECK(s.token_base == IOBAND_DEFAULT_TOKEN_BASE);
-	CHECK(s.io_limit == IOBAND_DEFAULT_IO_LIMIT);
+	CHECK(s.io_limit == 0);		/* no cap on bios: the window alone */
 	CHECK(s.io_throttle == IOBAND_DEFAULT_IO_THROTTLE);
 	CHECK(s.params.carryover == IOBAND_DEFAULT_CARRYOVER);
+	CHECK(s.window.sectors == IOBAND_WINDOW_MIN_SECTORS);
+	CHECK(s.window.min_lat_ns == 0 && s.window.rate == 0);
 
 	/* token_base 0 follows the policy */
 	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_WEIGHT_IOSIZE));
@@ -352,7 +728,7 @@ TEST(params_defaults_and_validation)
 	CHECK(s.token_base == 5000);
 	CHECK(!ioband_sched_set_policy(&s, IOBAND_NR_POLICIES));
 
-	/* io_throttle <= io_limit, both ways */
+	/* io_throttle <= io_limit, both ways, once io_limit is set */
 	CHECK(ioband_sched_set_io_limit(&s, 8));
 	CHECK(!ioband_sched_set_io_throttle(&s, 9));
 	CHECK(ioband_sched_set_io_throttle(&s, 8));
@@ -361,6 +737,12 @@ TEST(params_defaults_and_validation)
 	CHECK(!ioband_sched_set_io_limit(&s, IOBAND_MAX_IO_LIMIT + 1));
 	CHECK(!ioband_sched_set_carryover(&s, IOBAND_MAX_CARRYOVER + 1));
 	CHECK(!ioband_sched_set_token_base(&s, IOBAND_MAX_TOKEN_BASE + 1));
+	/* io_limit 0 sets no cap: any io_throttle up to the maximum */
+	CHECK(ioband_sched_set_io_limit(&s, 0));
+	CHECK(ioband_sched_set_io_throttle(&s, IOBAND_MAX_IO_LIMIT));
+	CHECK(!ioband_sched_set_io_throttle(&s, IOBAND_MAX_IO_LIMIT + 1));
+	CHECK(!ioband_sched_set_io_limit(&s, 8));
+	CHECK(s.io_limit == 0 && s.io_throttle == IOBAND_MAX_IO_LIMIT);
 }
 
 TEST(credit_is_carryover_epochs_of_vtime)
@@ -391,47 +773,69 @@ TEST(credit_is_carryover_epochs_of_vtime)
 	CHECK(s.credit == (1ULL << 61) / 100);
 }
 
+/*
+ * io_limit caps the bios in flight; 1-sector items, so that the window
+ * (16 sectors before anything is measured) does not bind first.
+ */
 TEST(submit_dispatches_at_once_until_io_limit)
 {
 	struct ioband_sched_params p;
 	struct ioband_sched s;
 	struct ioband_sched_entity a;
 	struct ioband_sched_item items[4];
+	u64 t = 1 * SEC;
 	int i;
 
 	params_for(&p, IOBAND_POLICY_WEIGHT, 2, 0);
 	ioband_sched_init(&s, &p);
 	ioband_sched_entity_init(&s, &a, 100);
 	for (i = 0; i < 4; i++)
-		ioband_sched_item_init(&items[i], 8, IOBAND_WRITE);
-	CHECK(ioband_sched_submit(&s, &a, &items[0], test_now));
-	CHECK(ioband_sched_submit(&s, &a, &items[1], test_now));
-	CHECK(!ioband_sched_submit(&s, &a, &items[2], test_now));
-	CHECK(!ioband_sched_submit(&s, &a, &items[3], test_now));
+		ioband_sched_item_init(&items[i], 1, IOBAND_WRITE, 0);
+	CHECK(ioband_sched_submit(&s, &a, &items[0], t));
+	CHECK(ioband_sched_submit(&s, &a, &items[1], t));
+	CHECK(!ioband_sched_submit(&s, &a, &items[2], t));
+	CHECK(!ioband_sched_submit(&s, &a, &items[3], t));
 	CHECK(s.in_flight == 2 && s.nr_queued == 2 && a.nr_queued == 2);
+	CHECK(s.window.in_flight_sectors == 2);
 	CHECK(!ioband_sched_has_work(&s));
-	CHECK(ioband_sched_next(&s, NULL, test_now) == NULL);
-	CHECK(ioband_sched_complete(&s, &items[0]));	/* has work */
-	CHECK(ioband_sched_next(&s, NULL, test_now) == &items[2]);	/* FIFO */
-	CHECK(ioband_sched_next(&s, NULL, test_now) == NULL);
-	CHECK(ioband_sched_complete(&s, &items[1]));	/* items[3] held */
-	CHECK(ioband_sched_next(&s, NULL, test_now) == &items[3]);
+	CHECK(ioband_sched_next(&s, NULL, t) == NULL);
+	CHECK(ioband_sched_complete(&s, &a, &items[0], t));	/* has work */
+	CHECK(ioband_sched_next(&s, NULL, t) == &items[2]);	/* FIFO */
+	CHECK(ioband_sched_next(&s, NULL, t) == NULL);
+	CHECK(ioband_sched_complete(&s, &a, &items[1], t));	/* [3] held */
+	CHECK(ioband_sched_next(&s, NULL, t) == &items[3]);
 	CHECK(!ioband_sched_has_work(&s));
-	ioband_sched_complete(&s, &items[2]);
-	ioband_sched_complete(&s, &items[3]);
+	CHECK(!ioband_sched_complete(&s, &a, &items[2], t));
+	CHECK(!ioband_sched_complete(&s, &a, &items[3], t));
 	CHECK(ioband_sched_idle(&s));
+	CHECK(s.window.in_flight_sectors == 0);
+	/*
+	 * Its last completion left the group competing (section 15); it
+	 * stops IOBAND_IDLE_NS later, and then the tree is empty.
+	 */
+	CHECK(a.waiting && s.ptree.root == &a.pnode && tree_valid(&s));
+	CHECK(ioband_sched_next(&s, NULL, t + IOBAND_IDLE_NS - 1) == NULL);
+	CHECK(a.waiting);
+	CHECK(ioband_sched_next(&s, NULL, t + IOBAND_IDLE_NS) == NULL);
+	CHECK(!a.waiting);
 	CHECK(s.ptree.root == NULL && s.ptree.leftmost == NULL);
 }
 
+/*
+ * Random submits, dispatches, completions (with their entities), weight
+ * changes and clock steps, some past IOBAND_IDLE_NS: the tree stays
+ * valid, waiting groups included, and the counts add up.
+ */
 TEST(tree_stays_valid_under_random_operations)
 {
 	enum { N = 300, ITEMS = 4000 };
 	static struct ioband_sched_entity ents[N];
 	static struct ioband_sched_item items[ITEMS];
 	static struct ioband_sched_item *inflight[ITEMS];
+	static struct ioband_sched_entity *inflight_ent[ITEMS];
 	struct ioband_sched_params p;
 	struct ioband_sched s;
-	u64 rng = 42;
+	u64 rng = 42, now = 1 * SEC, max_waiting = 0;
 	u32 i, nr_inflight = 0, next_item = 0, step;
 	bool ok = true;
 
@@ -444,28 +848,42 @@ TEST(tree_stays_valid_under_random_operations)
 	for (step = 0; step < 200000 && ok; step++) {
 		u64 r = sim_rand(&rng) % 100;
 
+		now += sim_rand(&rng) % 4 ? sim_rand(&rng) % 20000 :
+		       sim_rand(&rng) % (2 * IOBAND_IDLE_NS);
 		if (r < 45 && next_item < ITEMS) {
 			struct ioband_sched_item *it = &items[next_item++];
+			struct ioband_sched_entity *e = &ents[sim_rand(&rng) %
+							      N];
 
 			ioband_sched_item_init(it, 1 + sim_rand(&rng) % 2048,
-					       IOBAND_READ);
-			if (ioband_sched_submit(&s, &ents[sim_rand(&rng) % N],
-						it, test_now))
+					       IOBAND_READ, 0);
+			if (ioband_sched_submit(&s, e, it, now)) {
+				inflight_ent[nr_inflight] = e;
 				inflight[nr_inflight++] = it;
+			}
 		} else if (r < 90) {
+			struct ioband_sched_entity *e;
 			struct ioband_sched_item *it = ioband_sched_next(&s,
-									 NULL, test_now);
+									 &e, now);
 
-			if (it)
+			if (it) {
+				inflight_ent[nr_inflight] = e;
 				inflight[nr_inflight++] = it;
-			else if (nr_inflight)
+			} else if (nr_inflight) {
+				nr_inflight--;
 				ioband_sched_complete(&s,
-						      inflight[--nr_inflight]);
+						      inflight_ent[nr_inflight],
+						      inflight[nr_inflight],
+						      now);
+			}
 		} else if (r < 99 && nr_inflight) {
 			u32 k = sim_rand(&rng) % nr_inflight;
 
-			ioband_sched_complete(&s, inflight[k]);
-			inflight[k] = inflight[--nr_inflight];
+			ioband_sched_complete(&s, inflight_ent[k], inflight[k],
+					      now);
+			nr_inflight--;
+			inflight[k] = inflight[nr_inflight];
+			inflight_ent[k] = inflight_ent[nr_inflight];
 		} else {
 			u32 k = sim_rand(&rng) % N;
 
@@ -475,19 +893,18 @@ TEST(tree_stays_valid_under_random_operations)
 		if (next_item == ITEMS && !s.nr_queued && !nr_inflight)
 			next_item = 0;	/* every item is free again */
 		if (step % 97 == 0) {
-			u32 queued = 0, backlogged = 0;
+			u32 w = nr_waiting(ents, N);
 
-			for (i = 0; i < N; i++) {
-				queued += ents[i].nr_queued;
-				backlogged += ents[i].nr_queued > 0;
-			}
-			ok = tree_valid(&s) && queued == s.nr_queued &&
-			     rb_count(s.ptree.root) == backlogged &&
+			if (w > max_waiting)
+				max_waiting = w;
+			ok = entities_valid(&s, ents, N) &&
 			     s.in_flight == nr_inflight;
 		}
 	}
 	CHECK(ok);
-	CHECK(tree_valid(&s));
+	CHECK(entities_valid(&s, ents, N));
+	CHECK(max_waiting > 1);		/* the waiting groups were exercised */
+	CHECK(s.stats.idle_waits > 0);
 }
 
 /* ---- Proportional shares, all groups backlogged ---- */
@@ -639,9 +1056,14 @@ TEST(work_conserving_idle_share_goes_to_busy_groups)
 
 	sim_run(&cfg, &res);
 	CHECK(sim_violations(&res) == 0);
-	CHECK(res.not_conserving == 0);
-	/* the device never idles: the busy groups take the idle share */
-	CHECK(res.busy_ns == res.window_ns);
+	CHECK(res.violations[SIM_NOT_CONSERVING] == 0);
+	/*
+	 * The busy groups take the idle share. The device idles only while
+	 * the on/off group, its queue just emptied, still competes (section
+	 * 15): at most IOBAND_IDLE_NS each time it goes off, 4 times in
+	 * the window [50 ms, 500 ms) (measured: 4 ms in all).
+	 */
+	CHECK(res.window_ns - res.busy_ns <= 4 * IOBAND_IDLE_NS);
 	/* the two always-busy groups split what is left 1:3 */
 	a = (double)res.groups[1].ios;
 	b = (double)res.groups[2].ios;
@@ -777,7 +1199,7 @@ TEST(burst_bound_in_simulated_device)
 /* ---- No starvation ---- */
 
 /*
- * Section 5: between two dispatches of a backlogged group g, each other
+ * Section 4: between two dispatches of a backlogged group g, each other
  * backlogged group h dispatches at most
  *     (c_g / w_g + C) * w_h / c_h + 1
  * items (C the credit per unit of weight). Weight 1 beside two 32767s,
@@ -853,21 +1275,25 @@ TEST(item_bigger_than_budget_passes_as_debt)
 	CHECK(r.ents[0].nr_queued == 0);
 	rig_reset_counts(&r);
 	/* 2^21 sectors: above the 2^20 cap, charged as 2^20 */
-	ioband_sched_item_init(&big.si, 1U << 21, IOBAND_WRITE);
+	ioband_sched_item_init(&big.si, 1U << 21, IOBAND_WRITE, 0);
 	if (!ioband_sched_submit(&r.sched, &r.ents[0], &big.si, test_now)) {
 		/* held only until the next dispatch decision */
 		struct ioband_sched_entity *e;
 
-		while (r.sched.in_flight >= r.sched.io_limit)
+		while (!ioband_sched_room(&r.sched))
 			rig_complete_one(&r);
 		CHECK(ioband_sched_next(&r.sched, &e, test_now) == &big.si);
 		CHECK(e == &r.ents[0]);
 	}
-	ioband_sched_complete(&r.sched, &big.si);	/* it went down */
+	/* it went down, alone: nothing else fits beside it */
+	CHECK(!ioband_sched_room(&r.sched));
+	while (r.ring_len)
+		rig_complete_one(&r);
+	ioband_sched_complete(&r.sched, &r.ents[0], &big.si, test_now);
 	b_before = r.sectors[1];
 	CHECK(b_before <= 8);
 	/* A queues a small item: it waits while B works off A's debt */
-	ioband_sched_item_init(&big.si, 8, IOBAND_WRITE);
+	ioband_sched_item_init(&big.si, 8, IOBAND_WRITE, 0);
 	CHECK(!ioband_sched_submit(&r.sched, &r.ents[0], &big.si, test_now));
 	while (r.ents[0].nr_queued)
 		rig_run(&r, 1);
@@ -880,7 +1306,14 @@ TEST(item_bigger_than_budget_passes_as_debt)
 
 /* ---- Cost of a dispatch decision ---- */
 
-static void dispatch_cost(u32 n, double *avg, u64 *max)
+/*
+ * Tree steps per dispatch (those of submit and complete included) with
+ * @n groups of random weights, each keeping @depth items outstanding:
+ * at depth 9 every group stays backlogged; at depth 1 every dispatch
+ * empties its group, which then competes at its next start tag
+ * (section 15) until its item completes and it submits again.
+ */
+static void dispatch_cost(u32 n, u32 depth, double *avg, u64 *max)
 {
 	struct ioband_sched_params p;
 	struct rig r;
@@ -890,7 +1323,7 @@ static void dispatch_cost(u32 n, double *avg, u64 *max)
 	for (i = 0; i < n; i++)
 		w[i] = 1 + sim_rand(&rng) % 32767;
 	params_for(&p, IOBAND_POLICY_WEIGHT, 8, 2);
-	rig_init(&r, n, w, &p, 9);
+	rig_init(&r, n, w, &p, depth);
 	rig_start(&r);
 	rig_run(&r, 2 * (u64)n);	/* every group has been served */
 	steps = r.sched.stats.tree_steps;
@@ -898,24 +1331,30 @@ static void dispatch_cost(u32 n, double *avg, u64 *max)
 	rig_run(&r, 200000);
 	*avg = (double)(r.sched.stats.tree_steps - steps) / 200000;
 	*max = r.max_steps;
+	CHECK(tree_valid(&r.sched));
 	rig_free(&r);
 	free(w);
 }
 
 TEST(dispatch_cost_does_not_grow_with_groups)
 {
-	double avg10, avg10k;
-	u64 max10, max10k;
+	static const u32 depths[] = { 9, 1 };
+	u32 k;
 
-	dispatch_cost(10, &avg10, &max10);
-	dispatch_cost(10000, &avg10k, &max10k);
-	fprintf(stderr, "  tree steps per dispatch: 10 groups avg %.2f max %llu; 10,000 groups avg %.2f max %llu\n",
-		avg10, (unsigned long long)max10, avg10k,
-		(unsigned long long)max10k);
-	/* log2(10000) / log2(10) = 4: O(log n), with room for constants */
-	CHECK(avg10k <= 5 * avg10 + 4);
-	/* worst case: erase + insert, each <= 2 log2(n) + fix-ups */
-	CHECK(max10k <= 6 * 14);
+	for (k = 0; k < 2; k++) {
+		double avg10, avg10k;
+		u64 max10, max10k;
+
+		dispatch_cost(10, depths[k], &avg10, &max10);
+		dispatch_cost(10000, depths[k], &avg10k, &max10k);
+		fprintf(stderr, "  tree steps per dispatch, %u outstanding per group: 10 groups avg %.2f max %llu; 10,000 groups avg %.2f max %llu\n",
+			depths[k], avg10, (unsigned long long)max10, avg10k,
+			(unsigned long long)max10k);
+		/* log2(10000) / log2(10) = 4: O(log n), room for constants */
+		CHECK(avg10k <= 5 * avg10 + 4);
+		/* worst case: erase + insert, each <= 2 log2(n) + fix-ups */
+		CHECK(max10k <= 6 * 14);
+	}
 }
 
 /* ---- Live changes ---- */
@@ -949,6 +1388,7 @@ TEST(detach_moves_items_to_default_and_loses_none)
 {
 	static const u32 w[] = { 100, 100, 200 };
 	struct ioband_sched_params p;
+	struct ioband_sched_entity gone;
 	struct rig r;
 	u64 queued_b;
 	bool default_saw_b = false;
@@ -965,11 +1405,16 @@ TEST(detach_moves_items_to_default_and_loses_none)
 	CHECK(!r.ents[2].attached && r.ents[2].nr_queued == 0);
 	CHECK(r.ents[0].nr_queued >= queued_b);
 	CHECK(r.sched.total_weight == 200);
-	CHECK(tree_valid(&r.sched));
-	memset(&r.ents[2], 0xA5, sizeof(r.ents[2]));	/* freed */
+	CHECK(entities_valid(&r.sched, r.ents, 3));
+	/*
+	 * b's items in flight still complete with b, which the core only
+	 * reads from now on: it must not change.
+	 */
+	memcpy(&gone, &r.ents[2], sizeof(gone));
 	for (k = 0; k < 20000; k++) {
 		struct ioband_sched_entity *e;
-		struct ioband_sched_item *si = ioband_sched_next(&r.sched, &e, test_now);
+		struct ioband_sched_item *si = ioband_sched_next(&r.sched, &e,
+								  test_now);
 
 		if (!si) {
 			rig_complete_one(&r);
@@ -979,10 +1424,11 @@ TEST(detach_moves_items_to_default_and_loses_none)
 		if (container_of(si, struct rig_item, si)->group == 2)
 			default_saw_b = e == &r.ents[0] || default_saw_b;
 		r.dispatched++;
-		r.ring[(r.ring_head + r.ring_len++) % r.ring_cap] =
-			container_of(si, struct rig_item, si);
+		rig_in_flight(&r, container_of(si, struct rig_item, si), e);
 	}
 	CHECK(default_saw_b);
+	CHECK(memcmp(&gone, &r.ents[2], sizeof(gone)) == 0);
+	CHECK(entities_valid(&r.sched, r.ents, 3));
 	rig_drain(&r);
 	CHECK(r.submitted == r.dispatched && r.dispatched == r.completed);
 	CHECK(ioband_sched_idle(&r.sched));
@@ -1012,42 +1458,52 @@ TEST(live_changes_in_simulated_device)
 
 /* ---- Stale tags after a very long idle ---- */
 
+/*
+ * The clock moves IOBAND_IDLE_NS + 1 between B's items, so that neither
+ * group keeps the other waiting (section 15) and the order is the tags'.
+ */
 TEST(group_idle_across_vtime_wrap_is_not_starved)
 {
 	struct ioband_sched_params p;
 	struct ioband_sched s;
 	struct ioband_sched_entity a, b;
 	struct ioband_sched_item ia, ib[5];
-	u64 i;
+	u64 i, t = 1 * SEC;
 
 	params_for(&p, IOBAND_POLICY_WEIGHT_IOSIZE, 4, 0);
 	ioband_sched_init(&s, &p);
 	ioband_sched_entity_init(&s, &a, 32767);
 	ioband_sched_entity_init(&s, &b, 1);
-	ioband_sched_item_init(&ia, 8, IOBAND_READ);
-	CHECK(ioband_sched_submit(&s, &a, &ia, test_now));
-	ioband_sched_complete(&s, &ia);
+	ioband_sched_item_init(&ia, 8, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, &a, &ia, t));
+	ioband_sched_complete(&s, &a, &ia, t);
 	/*
 	 * B alone moves vtime by 2^52 per item, 1.5 x 2^64 in all: A's old
 	 * finish tag is then 2^63 + a little behind, which modulo 2^64
 	 * reads as ahead.
 	 */
 	for (i = 0; i < 3 * 2048 + 5; i++) {
+		t += IOBAND_IDLE_NS + 1;
 		ioband_sched_item_init(&ib[0], IOBAND_MAX_ITEM_COST,
-				       IOBAND_READ);
-		CHECK(ioband_sched_submit(&s, &b, &ib[0], test_now));
-		ioband_sched_complete(&s, &ib[0]);
+				       IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(&s, &b, &ib[0], t));
+		ioband_sched_complete(&s, &b, &ib[0], t);
 	}
 	CHECK(s.vtime_era >= 6);
-	/* fill the device with B, queue one more B, then A returns */
+	/*
+	 * Fill the device with B (1-sector items: io_limit 4 binds before
+	 * the window), queue one more B, then A returns.
+	 */
+	t += IOBAND_IDLE_NS + 1;
 	for (i = 0; i < 5; i++) {
-		ioband_sched_item_init(&ib[i], 8, IOBAND_READ);
-		CHECK(ioband_sched_submit(&s, &b, &ib[i], test_now) == (i < 4));
+		ioband_sched_item_init(&ib[i], 1, IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(&s, &b, &ib[i], t) == (i < 4));
 	}
-	ioband_sched_item_init(&ia, 8, IOBAND_READ);
-	CHECK(!ioband_sched_submit(&s, &a, &ia, test_now));
-	ioband_sched_complete(&s, &ib[0]);
-	CHECK(ioband_sched_next(&s, NULL, test_now) == &ia);
+	ioband_sched_item_init(&ia, 8, IOBAND_READ, 0);
+	CHECK(!ioband_sched_submit(&s, &a, &ia, t));
+	ioband_sched_complete(&s, &b, &ib[0], t);
+	CHECK(ioband_sched_next(&s, NULL, t) == &ia);
+	CHECK(tree_valid(&s));
 }
 
 /* ---- Passthrough ---- */
@@ -1061,13 +1517,15 @@ TEST(passthrough_drains_everything)
 	struct ioband_sched_entity e[3];
 	u32 i, dispatched = 0, returned = 0;
 
+	/* 1-sector items: io_limit 4 binds before the window does */
 	params_for(&p, IOBAND_POLICY_WEIGHT, 4, 2);
 	ioband_sched_init(&s, &p);
 	for (i = 0; i < 3; i++)
 		ioband_sched_entity_init(&s, &e[i], 100 * (i + 1));
 	for (i = 0; i < N - 10; i++) {
-		ioband_sched_item_init(&items[i], 8, IOBAND_READ);
-		dispatched += ioband_sched_submit(&s, &e[i % 3], &items[i], test_now);
+		ioband_sched_item_init(&items[i], 1, IOBAND_READ, 0);
+		dispatched += ioband_sched_submit(&s, &e[i % 3], &items[i],
+						  test_now);
 	}
 	CHECK(dispatched == 4 && s.nr_queued == N - 14);
 	CHECK(!ioband_sched_has_work(&s));
@@ -1079,21 +1537,823 @@ TEST(passthrough_drains_everything)
 	CHECK(s.nr_queued == 0 && s.ptree.root == NULL);
 	/* new items go straight down, whatever is in flight */
 	for (i = N - 10; i < N; i++) {
-		ioband_sched_item_init(&items[i], 8, IOBAND_READ);
+		ioband_sched_item_init(&items[i], 1, IOBAND_READ, 0);
 		CHECK(ioband_sched_submit(&s, &e[i % 3], &items[i], test_now));
 	}
 	CHECK(s.in_flight == N);
 	for (i = 0; i < N; i++)
-		ioband_sched_complete(&s, &items[i]);
+		ioband_sched_complete(&s, &e[i % 3], &items[i], test_now);
 	CHECK(ioband_sched_idle(&s));
+	CHECK(s.window.in_flight_sectors == 0);
+	/* passthrough keeps nobody competing */
+	CHECK(nr_waiting(e, 3) == 0 && s.ptree.root == NULL);
 	/* off again: io_limit holds */
 	ioband_sched_set_passthrough(&s, false);
 	for (i = 0; i < 10; i++) {
-		ioband_sched_item_init(&items[i], 8, IOBAND_READ);
+		ioband_sched_item_init(&items[i], 1, IOBAND_READ, 0);
 		ioband_sched_submit(&s, &e[0], &items[i], test_now);
 	}
 	CHECK(s.in_flight == 4 && s.nr_queued == 6);
-	CHECK(tree_valid(&s));
+	CHECK(entities_valid(&s, e, 3));
+}
+
+/* ---- The window (section 14) ---- */
+
+/*
+ * One group keeping @depth items of @sectors outstanding on a pipe of
+ * @latency_ns and @ns_per_sector, from 1 s on: io_limit 0, carryover 2.
+ */
+static void pipe_one_group(struct pipe *pp, enum ioband_policy policy,
+			   u32 depth, u32 sectors, u64 latency_ns,
+			   u64 ns_per_sector)
+{
+	struct ioband_sched_params p;
+
+	params_for(&p, policy, 0, 2);
+	pipe_init(pp, 1, &p);
+	pp->grp[0].depth = depth;
+	pp->grp[0].sectors = sectors;
+	pp->latency_ns = latency_ns;
+	pp->ns_per_sector = ns_per_sector;
+	pipe_start(pp, 1 * SEC);
+}
+
+/*
+ * One group with a deep backlog on a device of 1 ms latency and 100,000
+ * sectors/s: its bandwidth-delay product is 100 sectors. The window
+ * starts at its floor, grows as the rate it measures grows (at most
+ * doubling in a period of 50 ms), and settles at twice the product,
+ * 200 sectors, never above: the rate cannot exceed the device's, the
+ * least latency is the device's.
+ */
+TEST(window_grows_to_twice_the_bandwidth_delay_product)
+{
+	struct pipe pp;
+	u64 t0 = 1 * SEC, t, prev = 0, periods_to_full = 0;
+	bool monotonic = true, floor_first = true, bounded = true;
+
+	pipe_one_group(&pp, IOBAND_POLICY_WEIGHT, 64, 8, 1 * MS, 10000);
+	CHECK(pp.sched.window.sectors == IOBAND_WINDOW_MIN_SECTORS);
+	fprintf(stderr, "  window by period:");
+	for (t = t0; t < t0 + 1 * SEC; t += 1 * MS) {
+		const struct ioband_window *w = &pp.sched.window;
+
+		pipe_run(&pp, t);
+		if (!w->periods && w->sectors != IOBAND_WINDOW_MIN_SECTORS)
+			floor_first = false;
+		if (w->sectors < prev)
+			monotonic = false;
+		if (w->sectors > 200)
+			bounded = false;
+		if (w->sectors != prev)
+			fprintf(stderr, " %llu:%llu",
+				(unsigned long long)w->periods,
+				(unsigned long long)w->sectors);
+		if (w->sectors == 200 && !periods_to_full)
+			periods_to_full = w->periods;
+		prev = w->sectors;
+		if (t == t0 + 500 * MS)
+			pipe_reset_counts(&pp);
+	}
+	fprintf(stderr, " (period:sectors)\n");
+	CHECK(floor_first && monotonic && bounded);
+	CHECK(pp.sched.window.rate == 100000);
+	CHECK(pp.sched.window.min_lat_ns == 1 * MS);
+	CHECK(pp.sched.window.sectors == 200);
+	CHECK(window_formula(&pp.sched.window) == 200);
+	CHECK(periods_to_full >= 3 && periods_to_full <= 6);
+	/* the device was kept busy: 50,000 sectors in the last 500 ms */
+	CHECK(pp.grp[0].sectors_done >= 49500);
+	CHECK(pp.max_flight_sectors <= 200 + 7);
+	CHECK(pipe_violations(&pp) == 0);
+	pipe_free(&pp);
+}
+
+/*
+ * A device whose product is below 16 sectors (10 us of latency at
+ * 100,000 sectors/s: 1 sector) gets the floor; one item larger than the
+ * window still goes down alone.
+ */
+TEST(window_floor_and_an_item_larger_than_the_window)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity a;
+	struct ioband_sched_item big, small;
+	struct pipe pp;
+
+	pipe_one_group(&pp, IOBAND_POLICY_WEIGHT, 16, 8, 10000, 10000);
+	pipe_run(&pp, 2 * SEC);
+	CHECK(pp.sched.window.periods >= 19);
+	CHECK(pp.sched.window.min_lat_ns == 10000);
+	CHECK(fabs(pp.sched.window.rate - 100000.0) <= 1000);
+	CHECK(pp.sched.window.sectors == IOBAND_WINDOW_MIN_SECTORS);
+	CHECK(pp.max_flight_sectors == IOBAND_WINDOW_MIN_SECTORS);
+	CHECK(pipe_violations(&pp) == 0);
+	pipe_free(&pp);
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 0, 2);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, &a, 100);
+	ioband_sched_item_init(&big, 1U << 20, IOBAND_WRITE, 0);
+	ioband_sched_item_init(&small, 1, IOBAND_WRITE, 0);
+	CHECK(ioband_sched_submit(&s, &a, &big, 1 * SEC));
+	CHECK(!ioband_sched_submit(&s, &a, &small, 1 * SEC));
+	CHECK(s.stats.window_full == 1);
+	CHECK(ioband_sched_complete(&s, &a, &big, 1 * SEC + MS));
+	CHECK(ioband_sched_next(&s, NULL, 1 * SEC + MS) == &small);
+}
+
+/*
+ * No bandwidth limit and 10 ms of latency: the rate grows with the
+ * window, which doubles every period up to its ceiling, 64 MiB; with
+ * 1 MiB items, what is in flight overshoots it by less than an item.
+ */
+TEST(window_ceiling)
+{
+	struct pipe pp;
+	const struct ioband_window *w = &pp.sched.window;
+
+	pipe_one_group(&pp, IOBAND_POLICY_WEIGHT_IOSIZE, 80, 2048, 10 * MS, 0);
+	pipe_run(&pp, 3 * SEC);
+	fprintf(stderr, "  ceiling: rate %llu sectors/s, min latency %llu ns, window %llu sectors, %llu in flight at most\n",
+		(unsigned long long)w->rate,
+		(unsigned long long)w->min_lat_ns,
+		(unsigned long long)w->sectors,
+		(unsigned long long)pp.max_flight_sectors);
+	CHECK(w->sectors == IOBAND_WINDOW_MAX_SECTORS);
+	CHECK(w->rate * w->min_lat_ns / SEC * IOBAND_WINDOW_GAIN >
+	      IOBAND_WINDOW_MAX_SECTORS);	/* clamped, not reached */
+	CHECK(pp.max_flight_sectors >= IOBAND_WINDOW_MAX_SECTORS);
+	CHECK(pp.max_flight_sectors < IOBAND_WINDOW_MAX_SECTORS + 2048);
+	CHECK(pipe_violations(&pp) == 0);
+	pipe_free(&pp);
+}
+
+/*
+ * The least latency is kept for IOBAND_WINDOW_MIN_LAT_NS (10 s) after
+ * an item last reached it, then renewed from the latest period. The
+ * device's latency goes from 1 ms to 3 ms: for 10 s the window still
+ * counts 1 ms (and, the rate falling with it, shrinks); then it counts
+ * 3 ms and grows to twice the new product, 600 sectors.
+ */
+TEST(window_min_latency_is_renewed_after_10_s)
+{
+	struct pipe pp;
+	const struct ioband_window *w = &pp.sched.window;
+	u64 t0 = 1 * SEC, seen;
+
+	pipe_one_group(&pp, IOBAND_POLICY_WEIGHT, 128, 8, 1 * MS, 10000);
+	pipe_run(&pp, t0 + 1 * SEC);
+	CHECK(w->sectors == 200 && w->min_lat_ns == 1 * MS);
+	/* the latest item as fast as 1 ms, in its size class (8 sectors) */
+	seen = w->classes[3].min_lat_at_ns;
+	CHECK(seen > t0 && seen < t0 + 1 * SEC);
+	pp.latency_ns = 3 * MS;
+	pipe_run(&pp, seen + IOBAND_WINDOW_MIN_LAT_NS - 100 * MS);
+	CHECK(w->min_lat_ns == 1 * MS && w->classes[3].min_lat_at_ns == seen);
+	fprintf(stderr, "  window 10 s after the latency rose: %llu sectors\n",
+		(unsigned long long)w->sectors);
+	CHECK(w->sectors < 200);
+	pipe_run(&pp, seen + IOBAND_WINDOW_MIN_LAT_NS + 100 * MS);
+	CHECK(w->min_lat_ns == 3 * MS);
+	CHECK(w->classes[3].min_lat_at_ns > seen + IOBAND_WINDOW_MIN_LAT_NS);
+	pipe_run(&pp, seen + IOBAND_WINDOW_MIN_LAT_NS + 2 * SEC);
+	CHECK(w->sectors == 600 && window_formula(w) == 600);
+	CHECK(w->rate == 100000);
+	CHECK(pipe_violations(&pp) == 0);
+	pipe_free(&pp);
+}
+
+/* io_limit caps the bios in flight on top of the window, never above it. */
+TEST(io_limit_caps_bios_on_top_of_the_window)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity a;
+	struct ioband_sched_item it[20];
+	struct pipe pp;
+	u32 i, sent;
+
+	/* the window's floor, 16 sectors: 16 1-sector items, or 2 of 8 */
+	for (i = 0; i < 3; i++) {
+		static const u32 limit[] = { 0, 4, 64 }, size[] = { 1, 1, 8 };
+		static const u32 expect[] = { 16, 4, 2 };
+		u32 k;
+
+		params_for(&p, IOBAND_POLICY_WEIGHT, limit[i], 0);
+		ioband_sched_init(&s, &p);
+		ioband_sched_entity_init(&s, &a, 100);
+		for (k = 0, sent = 0; k < 20; k++) {
+			ioband_sched_item_init(&it[k], size[i], IOBAND_READ, 0);
+			sent += ioband_sched_submit(&s, &a, &it[k], 1 * SEC);
+		}
+		CHECK(sent == expect[i]);
+		CHECK(s.in_flight == expect[i] && s.nr_queued == 20 - sent);
+	}
+
+	/* a measured window of 200 sectors, 25 items of 8 */
+	pipe_one_group(&pp, IOBAND_POLICY_WEIGHT, 64, 8, 1 * MS, 10000);
+	pipe_run(&pp, 2 * SEC);
+	CHECK(pp.sched.window.sectors == 200);
+	CHECK(pp.max_in_flight == 25);
+	CHECK(ioband_sched_set_io_limit(&pp.sched, 4));
+	pipe_reset_counts(&pp);
+	pipe_run(&pp, 2 * SEC + 100 * MS);
+	CHECK(pp.max_in_flight == 4);
+	CHECK(pp.sched.window.sectors == 200);	/* measured still */
+	/* raised again: the glue runs its dispatch loop */
+	CHECK(ioband_sched_set_io_limit(&pp.sched, 0));
+	pipe_loop(&pp);
+	pipe_reset_counts(&pp);
+	pipe_run(&pp, 2 * SEC + 200 * MS);
+	CHECK(pp.max_in_flight == 25);
+	CHECK(pipe_violations(&pp) == 0);
+	pipe_free(&pp);
+}
+
+/* ---- Competing groups (section 15) ---- */
+
+/*
+ * @s under `weight`, no carryover, no io_limit, with the @n entities @e
+ * attached at @weights.
+ */
+static void weight_sched_init(struct ioband_sched *s,
+			      struct ioband_sched_entity *e, const u32 *weights,
+			      u32 n)
+{
+	struct ioband_sched_params p;
+	u32 i;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 0, 0);
+	ioband_sched_init(s, &p);
+	for (i = 0; i < n; i++)
+		ioband_sched_entity_init(s, &e[i], weights[i]);
+}
+
+/*
+ * A (800) and B (100), 1-sector items: the window leaves room. A's queue
+ * empties as its item goes down, and it stays competing at its next
+ * start tag; while that is the smallest, B's held item waits, for
+ * IOBAND_IDLE_NS after A's latest submission or completion, and
+ * ioband_sched_next_event_ns() says when that ends.
+ */
+TEST(competing_group_holds_others_back_for_idle_ns)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity e[4], *a = &e[0], *b = &e[1], *c = &e[2],
+				   *d = &e[3];
+	struct ioband_sched_item ia[2], ib[2], ic[2], id[2];
+	u64 t = 1 * SEC, t2;
+	u32 i;
+
+	weight_sched_init(&s, e, (const u32[]){ 800, 100 }, 2);
+	for (i = 0; i < 2; i++) {
+		ioband_sched_item_init(&ia[i], 1, IOBAND_READ, 0);
+		ioband_sched_item_init(&ib[i], 1, IOBAND_READ, 0);
+		ioband_sched_item_init(&ic[i], 1, IOBAND_READ, 0);
+		ioband_sched_item_init(&id[i], 1, IOBAND_READ, 0);
+	}
+	CHECK(ioband_sched_submit(&s, a, &ia[0], t));
+	CHECK(a->waiting && s.ptree.leftmost == &a->pnode);
+	CHECK(a->pnode.key == a->inv_weight);	/* its next start */
+	CHECK(ioband_sched_next_event_ns(&s) == 0);	/* nobody held */
+	/* B's first item starts before A's next one: it goes */
+	CHECK(ioband_sched_submit(&s, b, &ib[0], t));
+	/* B's second starts after it: held while A competes */
+	CHECK(!ioband_sched_submit(&s, b, &ib[1], t));
+	CHECK(s.stats.idle_waits == 1);	/* counted as it is held */
+	CHECK(!ioband_sched_has_work(&s));
+	CHECK(ioband_sched_next(&s, NULL, t + MS) == NULL);
+	CHECK(s.stats.idle_waits == 2);
+	CHECK(ioband_sched_next_event_ns(&s) == t + IOBAND_IDLE_NS);
+	CHECK(ioband_sched_next(&s, NULL, t + IOBAND_IDLE_NS - 1) == NULL);
+	/* A's completion restarts the wait, and so does its next bio */
+	CHECK(!ioband_sched_complete(&s, a, &ia[0], t + 1500000));
+	CHECK(ioband_sched_next_event_ns(&s) == t + 1500000 + IOBAND_IDLE_NS);
+	t2 = t + 1800000;
+	CHECK(ioband_sched_submit(&s, a, &ia[1], t2));	/* at once */
+	CHECK(a->waiting && a->pnode.key == 2 * a->inv_weight);
+	CHECK(ioband_sched_next_event_ns(&s) == t2 + IOBAND_IDLE_NS);
+	CHECK(ioband_sched_next(&s, NULL, t2 + IOBAND_IDLE_NS - 1) == NULL);
+	CHECK(entities_valid(&s, e, 2));
+	/* A fell silent: it stops competing, keeping its next start as F */
+	CHECK(ioband_sched_next(&s, NULL, t2 + IOBAND_IDLE_NS) == &ib[1]);
+	CHECK(!a->waiting && !in_tree(s.ptree.root, &a->pnode));
+	CHECK(a->finish == 2 * a->inv_weight);
+	CHECK(entities_valid(&s, e, 2));
+
+	/*
+	 * Only the group next in line holds the others back: C (100) is
+	 * competing, but D's (200) next start is before C's.
+	 */
+	t = t2 + 10 * MS;
+	ioband_sched_entity_init(&s, c, 100);
+	ioband_sched_entity_init(&s, d, 200);
+	CHECK(ioband_sched_submit(&s, c, &ic[0], t));
+	CHECK(ioband_sched_submit(&s, c, &ic[1], t));
+	CHECK(c->waiting);
+	CHECK(ioband_sched_submit(&s, d, &id[0], t));
+	CHECK(ioband_sched_submit(&s, d, &id[1], t));
+	CHECK(c->waiting && d->waiting && entities_valid(&s, e, 4));
+}
+
+/*
+ * A group whose bios come more than IOBAND_IDLE_NS after its previous
+ * event (a mean over about eight) never holds the others back; one that
+ * comes back within it does.
+ */
+TEST(competing_group_with_long_think_time_never_waits)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity e[3], *slow = &e[0], *quick = &e[1],
+				   *b = &e[2];
+	struct ioband_sched_item it, ib[3];
+	u64 t = 1 * SEC;
+	u32 i;
+
+	weight_sched_init(&s, e, (const u32[]){ 800, 800, 100 }, 3);
+	/* slow's bios come 3 ms after its completions, quick's after 1 ms */
+	for (i = 0; i < 12; i++, t += 3100000) {
+		ioband_sched_item_init(&it, 1, IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(&s, slow, &it, t));
+		ioband_sched_complete(&s, slow, &it, t + 100000);
+	}
+	for (i = 0; i < 12; i++, t += 1100000) {
+		ioband_sched_item_init(&it, 1, IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(&s, quick, &it, t));
+		ioband_sched_complete(&s, quick, &it, t + 100000);
+	}
+	fprintf(stderr, "  mean think time: slow %llu ns, quick %llu ns\n",
+		(unsigned long long)slow->think_ns,
+		(unsigned long long)quick->think_ns);
+	CHECK(slow->think_ns > IOBAND_IDLE_NS);
+	CHECK(quick->think_ns <= IOBAND_IDLE_NS);
+	t += 10 * MS;
+	CHECK(ioband_sched_next(&s, NULL, t) == NULL);
+	CHECK(nr_waiting(e, 3) == 0 && s.ptree.root == NULL);
+	/* slow's item goes down and its queue empties: it does not wait */
+	ioband_sched_item_init(&it, 1, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, slow, &it, t));
+	CHECK(!slow->waiting && !in_tree(s.ptree.root, &slow->pnode));
+	for (i = 0; i < 3; i++)
+		ioband_sched_item_init(&ib[i], 1, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, b, &ib[0], t));
+	/* B's next start is after slow's: slow competing would hold it */
+	CHECK(b->pnode.key > slow->finish);
+	CHECK(ioband_sched_submit(&s, b, &ib[1], t));
+	/* nor does slow's completion make it compete */
+	CHECK(!ioband_sched_complete(&s, slow, &it, t + 100000));
+	CHECK(!slow->waiting && entities_valid(&s, e, 3));
+	/*
+	 * quick, in the same place, holds B back, on a device that queues
+	 * our bios (section 15: nobody waiting is passed over there; these
+	 * completions, one at a time, measured no queue).
+	 */
+	s.window.queueing = 2 * IOBAND_NO_QUEUEING;
+	ioband_sched_item_init(&it, 1, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, quick, &it, t + 200000));
+	CHECK(quick->waiting && s.ptree.leftmost == &quick->pnode);
+	CHECK(!ioband_sched_submit(&s, b, &ib[2], t + 200000));
+	CHECK(ioband_sched_next_event_ns(&s) == t + 200000 + IOBAND_IDLE_NS);
+	CHECK(entities_valid(&s, e, 3));
+}
+
+/*
+ * The scene of the tests below, at @t: A has sent its one item down and
+ * competes at its next start; B, whose first item started before that,
+ * has sent ib[0] down and holds ib[1] to ib[@nr_held] behind A. Every
+ * item is of 1 sector, @nr_items of them for B; the window has room.
+ */
+static void waiting_scene(struct ioband_sched *s, struct ioband_sched_entity *a,
+			  struct ioband_sched_entity *b,
+			  struct ioband_sched_item *ia,
+			  struct ioband_sched_item *ib, u32 nr_items,
+			  u32 nr_held, u64 t)
+{
+	u32 i;
+
+	ioband_sched_item_init(ia, 1, IOBAND_READ, 0);
+	for (i = 0; i < nr_items; i++)
+		ioband_sched_item_init(&ib[i], 1, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(s, a, ia, t));
+	CHECK(ioband_sched_submit(s, b, &ib[0], t));
+	for (i = 1; i <= nr_held; i++)
+		CHECK(!ioband_sched_submit(s, b, &ib[i], t));
+	CHECK(a->waiting && s->ptree.leftmost == &a->pnode);
+	CHECK(!ioband_sched_has_work(s));
+}
+
+/*
+ * A group that stopped competing while its item was in flight (a slow
+ * device) competes again from that item's completion: it is why a
+ * closed-loop submitter comes back. It comes back at max(F, V - credit),
+ * like a group whose queue was empty.
+ */
+TEST(completion_makes_an_idle_group_compete_again)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity e[2], *a = &e[0], *b = &e[1];
+	struct ioband_sched_item ia, ib[4];
+	u64 t = 1 * SEC, t1 = t + 5 * MS;
+
+	weight_sched_init(&s, e, (const u32[]){ 800, 100 }, 2);
+	waiting_scene(&s, a, b, &ia, ib, 4, 2, t);
+	/* A is silent for IOBAND_IDLE_NS: B goes on, A leaves the tree */
+	CHECK(ioband_sched_next(&s, NULL, t + IOBAND_IDLE_NS) == &ib[1]);
+	CHECK(ioband_sched_next(&s, NULL, t + IOBAND_IDLE_NS) == &ib[2]);
+	CHECK(!a->waiting && !in_tree(s.ptree.root, &a->pnode));
+	CHECK(ioband_sched_complete(&s, b, &ib[0], t + 3 * MS) == false);
+	/* A's item completes, 5 ms after it went down */
+	CHECK(!ioband_sched_complete(&s, a, &ia, t1));
+	CHECK(a->waiting && s.ptree.leftmost == &a->pnode);
+	CHECK(a->pnode.key == s.vtime);		/* max(F, V - 0) */
+	CHECK(entities_valid(&s, e, 2));
+	/* B is held back again, until IOBAND_IDLE_NS after it */
+	CHECK(!ioband_sched_submit(&s, b, &ib[3], t1));
+	CHECK(ioband_sched_next_event_ns(&s) == t1 + IOBAND_IDLE_NS);
+	CHECK(ioband_sched_next(&s, NULL, t1 + IOBAND_IDLE_NS - 1) == NULL);
+	CHECK(ioband_sched_next(&s, NULL, t1 + IOBAND_IDLE_NS) == &ib[3]);
+	CHECK(!a->waiting && entities_valid(&s, e, 2));
+}
+
+/*
+ * What the competing groups are for: 800:100 with 1, 4 or 16 IOs
+ * outstanding per group and no think time, on a device that completes
+ * in 100 us whatever the load. Once the window has grown past the load
+ * nothing is held for want of room, so strict SFQ would give 1:1; each
+ * group waiting for its next bio gives 8:1.
+ */
+TEST(competing_groups_get_their_weight_at_low_depth)
+{
+	static const u32 depths[] = { 1, 4, 16 };
+	u32 k;
+
+	for (k = 0; k < 3; k++) {
+		struct ioband_sched_params p;
+		struct pipe pp;
+		u64 idle_waits;
+		double ratio;
+
+		params_for(&p, IOBAND_POLICY_WEIGHT, 0, 2);
+		pipe_init(&pp, 2, &p);
+		pp.grp[0].weight = 800;
+		pp.grp[1].weight = 100;
+		pp.grp[0].depth = pp.grp[1].depth = depths[k];
+		/* one IO at a time, 20 us each: the device queues ours */
+		pp.latency_ns = 1000;
+		pp.ns_per_sector = 2500;
+		pipe_start(&pp, 1 * SEC);
+		pipe_run(&pp, 1 * SEC + 500 * MS);
+		pipe_reset_counts(&pp);
+		idle_waits = pp.sched.stats.idle_waits;
+		pipe_run(&pp, 2 * SEC + 300 * MS);
+		ratio = (double)pp.grp[0].ios / pp.grp[1].ios;
+		fprintf(stderr, "  800:100 at %u outstanding per group: %.3f:1 (%llu + %llu IOs, %llu idle waits, %llu missed kicks)\n",
+			depths[k], ratio, (unsigned long long)pp.grp[0].ios,
+			(unsigned long long)pp.grp[1].ios,
+			(unsigned long long)pp.sched.stats.idle_waits,
+			(unsigned long long)pp.missed_kicks);
+		CHECK(fabs(ratio - 8) <= 0.02 * 8);
+		/* Waiting, not the window, held B back at depth 1. */
+		CHECK(k || pp.sched.stats.idle_waits > idle_waits);
+		CHECK(pipe_violations(&pp) == 0);
+		pipe_free(&pp);
+	}
+}
+
+/*
+ * A group that leaves for good costs the others IOBAND_IDLE_NS once:
+ * the device idles, with B's items held, no longer than that.
+ */
+TEST(competing_group_that_leaves_costs_idle_ns_once)
+{
+	struct ioband_sched_params p;
+	struct pipe pp;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 0, 2);
+	pipe_init(&pp, 2, &p);
+	pp.grp[0].weight = 800;
+	pp.grp[1].weight = 100;
+	pp.grp[0].depth = pp.grp[1].depth = 4;
+	/* one IO at a time, 20 us each: the device queues ours */
+	pp.latency_ns = 1000;
+	pp.ns_per_sector = 2500;
+	pipe_start(&pp, 1 * SEC);
+	pipe_run(&pp, 1 * SEC + 200 * MS);
+	pipe_reset_counts(&pp);
+	pp.grp[0].stopped = true;
+	pipe_run(&pp, 1 * SEC + 400 * MS);
+	fprintf(stderr, "  device idle with items held after A left: %llu ns\n",
+		(unsigned long long)pp.idle_ns);
+	CHECK(pp.idle_ns > 0 && pp.idle_ns <= IOBAND_IDLE_NS);
+	CHECK(!pp.ents[0].waiting);
+	CHECK(pp.grp[1].ios > 1000);
+	CHECK(pipe_violations(&pp) == 0);
+	pipe_free(&pp);
+}
+
+/*
+ * Detaching a waiting group, detaching into a waiting heir, and a switch
+ * to a range policy and back with groups waiting: no node is left in a
+ * tree that its entity does not account for.
+ */
+TEST(detach_and_policy_switch_with_waiting_groups)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity e[3], *dflt = &e[0], *a = &e[1],
+				   *b = &e[2], *got;
+	struct ioband_sched_item ia, ib[4], id;
+	u64 t = 1 * SEC;
+	u32 i;
+
+	weight_sched_init(&s, e, (const u32[]){ 100, 800, 100 }, 3);
+	ioband_sched_item_init(&id, 1, IOBAND_READ, 0);
+	waiting_scene(&s, a, b, &ia, ib, 4, 1, t);
+	CHECK(entities_valid(&s, e, 3));
+	/* a waiting group detached (nothing held): out of the tree */
+	ioband_sched_detach(&s, a, NULL);
+	CHECK(!a->attached && !a->waiting);
+	CHECK(entities_valid(&s, e, 3));
+	CHECK(ioband_sched_has_work(&s));	/* B is next in line now */
+	CHECK(ioband_sched_next(&s, &got, t) == &ib[1] && got == b);
+	/* its item completes with it: it does not compete again */
+	ioband_sched_complete(&s, a, &ia, t + 100000);
+	CHECK(!a->waiting && entities_valid(&s, e, 3));
+
+	/* the heir is waiting when B's held items move to it */
+	t += 10 * MS;
+	CHECK(ioband_sched_submit(&s, dflt, &id, t));
+	CHECK(dflt->waiting);
+	CHECK(!ioband_sched_submit(&s, b, &ib[2], t));
+	CHECK(!ioband_sched_submit(&s, b, &ib[3], t));
+	CHECK(b->nr_queued == 2 && entities_valid(&s, e, 3));
+	ioband_sched_detach(&s, b, dflt);
+	CHECK(!dflt->waiting && dflt->nr_queued == 2 && b->nr_queued == 0);
+	CHECK(entities_valid(&s, e, 3));
+	CHECK(ioband_sched_next(&s, &got, t) == &ib[2] && got == dflt);
+	CHECK(ioband_sched_next(&s, &got, t) == &ib[3] && got == dflt);
+	CHECK(dflt->waiting && entities_valid(&s, e, 3));
+
+	/* a switch to weight-range with groups waiting, and back */
+	weight_sched_init(&s, e, (const u32[]){ 100, 100, 100 }, 3);
+	for (i = 0; i < 4; i++)
+		ioband_sched_item_init(&ib[i], 1, IOBAND_READ, 0);
+	ioband_sched_item_init(&ia, 1, IOBAND_READ, 0);
+	ioband_sched_item_init(&id, 1, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, dflt, &id, t));
+	CHECK(ioband_sched_submit(&s, a, &ia, t));
+	CHECK(ioband_sched_submit(&s, b, &ib[0], t));
+	CHECK(!ioband_sched_submit(&s, b, &ib[1], t));
+	CHECK(nr_waiting(e, 3) == 2 && entities_valid(&s, e, 3));
+	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_WEIGHT_RANGE));
+	CHECK(nr_waiting(e, 3) == 0 && entities_valid(&s, e, 3));
+	CHECK(rb_count(s.ptree.root) == 1);	/* B alone */
+	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_WEIGHT));
+	CHECK(entities_valid(&s, e, 3));
+	CHECK(ioband_sched_next(&s, &got, t) == &ib[1] && got == b);
+	CHECK(b->waiting && entities_valid(&s, e, 3));
+	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_RANGE_BW));
+	CHECK(nr_waiting(e, 3) == 0 && s.ptree.root == NULL);
+	CHECK(entities_valid(&s, e, 3));
+}
+
+/* Passthrough sends every held item down, waiting groups or not. */
+TEST(passthrough_drains_waiting_groups)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity e[2], *a = &e[0], *b = &e[1];
+	struct ioband_sched_item ia, ib[3];
+	u64 t = 1 * SEC;
+	u32 i;
+
+	weight_sched_init(&s, e, (const u32[]){ 800, 100 }, 2);
+	waiting_scene(&s, a, b, &ia, ib, 3, 2, t);
+	ioband_sched_set_passthrough(&s, true);
+	CHECK(ioband_sched_has_work(&s));
+	CHECK(ioband_sched_next_event_ns(&s) == 0);
+	CHECK(ioband_sched_next(&s, NULL, t) == &ib[1]);
+	CHECK(ioband_sched_next(&s, NULL, t) == &ib[2]);
+	CHECK(ioband_sched_next(&s, NULL, t) == NULL);
+	CHECK(nr_waiting(e, 2) == 0 && s.ptree.root == NULL);
+	/* completions in passthrough leave nobody competing */
+	ioband_sched_complete(&s, a, &ia, t);
+	for (i = 0; i < 3; i++)
+		ioband_sched_complete(&s, b, &ib[i], t);
+	CHECK(ioband_sched_idle(&s));
+	CHECK(nr_waiting(e, 2) == 0 && s.ptree.root == NULL);
+	ioband_sched_set_passthrough(&s, false);
+	CHECK(entities_valid(&s, e, 2));
+}
+
+/* ---- Urgent and sized items (section 16) ---- */
+
+/*
+ * weight-iosize, A and B at 100, B backlogged with the window full: A's
+ * urgent items go down at once, counted in flight, V unmoved, and A's
+ * tag moves on by their cost: A's next ordinary item starts 128 sectors
+ * later, so B sends 15 items of 8 sectors before it (without the debt,
+ * at most one).
+ */
+TEST(urgent_items_go_down_at_once_and_are_paid_as_debt)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity e[3], *a = &e[0], *b = &e[1], *c = &e[2],
+				   *got;
+	static struct ioband_sched_item ib[40], *inflight[40];
+	struct ioband_sched_item u1, u2, ia, ub, uc, ic[2];
+	u64 t = 1 * SEC, vtime, key, r_key, l_tag;
+	u32 i, n = 0, before_a = 0;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT_IOSIZE, 0, 0);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, a, 100);
+	ioband_sched_entity_init(&s, b, 100);
+	for (i = 0; i < 40; i++) {
+		ioband_sched_item_init(&ib[i], 8, IOBAND_READ, 0);
+		if (ioband_sched_submit(&s, b, &ib[i], t))
+			inflight[n++] = &ib[i];
+	}
+	CHECK(n == 2 && !ioband_sched_room(&s));
+	vtime = s.vtime;
+	ioband_sched_item_init(&u1, 8, IOBAND_WRITE, IOBAND_ITEM_URGENT);
+	ioband_sched_item_init(&u2, 120, IOBAND_WRITE, IOBAND_ITEM_URGENT);
+	CHECK(ioband_sched_submit(&s, a, &u1, t));
+	CHECK(ioband_sched_submit(&s, a, &u2, t));
+	CHECK(s.in_flight == 4 && s.window.in_flight_sectors == 144);
+	CHECK(s.stats.urgent == 2 && s.stats.dispatched == 4);
+	CHECK(s.vtime == vtime);		/* it took no turn */
+	CHECK(a->finish == vtime + 128 * a->inv_weight);
+	CHECK(!a->waiting && entities_valid(&s, e, 2));
+	/* A's ordinary item waits while B works off the debt */
+	ioband_sched_item_init(&ia, 8, IOBAND_READ, 0);
+	CHECK(!ioband_sched_submit(&s, a, &ia, t));
+	ioband_sched_complete(&s, a, &u1, t);
+	ioband_sched_complete(&s, a, &u2, t);
+	for (;;) {
+		struct ioband_sched_item *it = ioband_sched_next(&s, &got, t);
+
+		if (!it) {
+			CHECK(n > 0);
+			if (!n)
+				break;
+			ioband_sched_complete(&s, b, inflight[--n], t);
+			continue;
+		}
+		if (it == &ia)
+			break;
+		before_a++;
+		inflight[n++] = it;
+	}
+	fprintf(stderr, "  B's items before A's, after A's 128 sectors of urgent IO: %u\n",
+		before_a);
+	CHECK(before_a >= 15 && before_a <= 16);
+
+	/* urgent IO of a backlogged group moves its start tag only */
+	key = b->pnode.key;
+	vtime = s.vtime;
+	ioband_sched_item_init(&ub, 16, IOBAND_WRITE, IOBAND_ITEM_URGENT);
+	CHECK(ioband_sched_submit(&s, b, &ub, t));
+	CHECK(b->pnode.key == key + 16 * b->inv_weight && s.vtime == vtime);
+	CHECK(entities_valid(&s, e, 2));
+
+	/*
+	 * Under weight-range, urgent IO is charged to the share tag, not
+	 * to the reservation or the limit.
+	 */
+	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_WEIGHT_RANGE));
+	ioband_sched_entity_init(&s, c, 100);
+	CHECK(ioband_sched_set_range(&s, c, 1000, 1000000));
+	ioband_sched_item_init(&ic[0], 8, IOBAND_READ, 0);
+	ioband_sched_item_init(&ic[1], 8, IOBAND_READ, 0);
+	ioband_sched_submit(&s, c, &ic[0], t);
+	ioband_sched_submit(&s, c, &ic[1], t);
+	CHECK(c->nr_queued >= 1 && c->in_rtree);
+	key = c->pnode.key;
+	r_key = c->rnode.key;
+	l_tag = c->l_tag;
+	ioband_sched_item_init(&uc, 64, IOBAND_WRITE, IOBAND_ITEM_URGENT);
+	CHECK(ioband_sched_submit(&s, c, &uc, t));
+	CHECK(c->pnode.key == key + 64 * c->inv_weight);
+	CHECK(c->rnode.key == r_key && c->l_tag == l_tag);
+	CHECK(entities_valid(&s, e, 3));
+}
+
+/*
+ * Debt never puts a tag more than 2^61 ahead of V, where tags would stop
+ * comparing: 3000 urgent items of 2^20 sectors at weight 1 (2^52 each,
+ * 2^63.6 in all) leave an idle group, and a backlogged one, at V + 2^61,
+ * behind a group of ordinary tags.
+ */
+TEST(urgent_debt_is_clamped_at_v_plus_2_61)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity e[3], *a = &e[0], *b = &e[1], *c = &e[2];
+	struct ioband_sched_item u, ia, ib[3], ic[3];
+	u64 t = 1 * SEC;
+	u32 i;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT_IOSIZE, 0, 0);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, a, 1);
+	ioband_sched_entity_init(&s, b, 100);
+	ioband_sched_entity_init(&s, c, 1);
+	for (i = 0; i < 3; i++) {
+		ioband_sched_item_init(&ib[i], 8, IOBAND_READ, 0);
+		ioband_sched_item_init(&ic[i], 8, IOBAND_READ, 0);
+		ioband_sched_submit(&s, b, &ib[i], t);
+	}
+	CHECK(b->nr_queued == 1);
+	for (i = 0; i < 3; i++)
+		ioband_sched_submit(&s, c, &ic[i], t);
+	CHECK(c->nr_queued == 3);
+	for (i = 0; i < 3000; i++) {
+		ioband_sched_item_init(&u, IOBAND_MAX_ITEM_COST, IOBAND_WRITE,
+				       IOBAND_ITEM_URGENT);
+		CHECK(ioband_sched_submit(&s, a, &u, t));
+		/* completed at once: A competes between them */
+		ioband_sched_complete(&s, a, &u, t);
+		ioband_sched_item_init(&u, IOBAND_MAX_ITEM_COST, IOBAND_WRITE,
+				       IOBAND_ITEM_URGENT);
+		CHECK(ioband_sched_submit(&s, c, &u, t));
+		ioband_sched_complete(&s, c, &u, t);
+	}
+	CHECK(s.stats.urgent == 6000);
+	/* A competes again since its last completion, at its next start */
+	CHECK(a->waiting && a->pnode.key == s.vtime + MAX_DEBT);
+	CHECK(c->pnode.key == s.vtime + MAX_DEBT);
+	CHECK(s.ptree.leftmost == &b->pnode);
+	CHECK(entities_valid(&s, e, 3));
+	/* A's next ordinary item comes after B's */
+	ioband_sched_item_init(&ia, 8, IOBAND_READ, 0);
+	CHECK(!ioband_sched_submit(&s, a, &ia, t + MS));
+	CHECK(s.ptree.leftmost == &b->pnode);
+	CHECK(entities_valid(&s, e, 3));
+}
+
+/*
+ * Under `weight`, a discard (IOBAND_ITEM_SIZED) of 256 sectors costs 32
+ * tokens, one per 4 KiB, where a read of any size costs one: equal
+ * weights, equal tokens, 32 reads per discard.
+ */
+TEST(sized_items_cost_one_token_per_4k_under_weight)
+{
+	static const u32 w[] = { 100, 100 };
+	static const u64 cost[] = { 32, 1 };
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity a;
+	struct ioband_sched_item it;
+	struct rig r;
+	u64 got[2];
+	u32 within;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 0, 0);
+	rig_init(&r, 2, w, &p, 8);
+	r.size[0] = 256;
+	r.flags[0] = IOBAND_ITEM_SIZED;
+	rig_start(&r);
+	rig_run(&r, 1000);
+	rig_reset_counts(&r);
+	rig_run(&r, 330000);
+	got[0] = r.ios[0] * 32;
+	got[1] = r.ios[1];
+	fprintf(stderr, "  reads per 128 KiB discard at equal weights: %.2f\n",
+		(double)r.ios[1] / r.ios[0]);
+	CHECK(share_check(&r, got, cost, &within) <= 1);
+	CHECK(within == 2);
+	rig_drain(&r);
+	CHECK(r.submitted == r.dispatched && r.dispatched == r.completed);
+	rig_free(&r);
+
+	/* the cost in tags: sectors / 8, at least 1, at most 2^20 */
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, &a, 100);
+	ioband_sched_item_init(&it, 256, IOBAND_WRITE, IOBAND_ITEM_SIZED);
+	CHECK(ioband_sched_submit(&s, &a, &it, 1 * SEC));
+	CHECK(a.finish == s.vtime + 32 * a.inv_weight);
+	ioband_sched_complete(&s, &a, &it, 1 * SEC);
+	ioband_sched_item_init(&it, 4, IOBAND_WRITE, IOBAND_ITEM_SIZED);
+	CHECK(ioband_sched_submit(&s, &a, &it, 1 * SEC));
+	CHECK(a.finish == s.vtime + 1 * a.inv_weight);
+	ioband_sched_complete(&s, &a, &it, 1 * SEC);
+	ioband_sched_item_init(&it, 0xFFFFFFFFU, IOBAND_WRITE,
+			       IOBAND_ITEM_SIZED);
+	CHECK(ioband_sched_submit(&s, &a, &it, 1 * SEC));
+	CHECK(a.finish == s.vtime + IOBAND_MAX_ITEM_COST * a.inv_weight);
+	ioband_sched_complete(&s, &a, &it, 1 * SEC);
+	/* an ordinary item of any size: one token */
+	ioband_sched_item_init(&it, 256, IOBAND_WRITE, 0);
+	CHECK(ioband_sched_submit(&s, &a, &it, 1 * SEC));
+	CHECK(a.finish == s.vtime + a.inv_weight);
+	ioband_sched_complete(&s, &a, &it, 1 * SEC);
+	/* weight-iosize counts every sector, sized or not */
+	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_WEIGHT_IOSIZE));
+	ioband_sched_item_init(&it, 256, IOBAND_WRITE, IOBAND_ITEM_SIZED);
+	CHECK(ioband_sched_submit(&s, &a, &it, 1 * SEC));
+	CHECK(a.finish == s.vtime + 256 * a.inv_weight);
 }
 
 /* ---- Range policies (ioband-sched.c sections 8 to 12) ---- */
@@ -1163,13 +2423,18 @@ TEST(range_set_range_validates_and_precomputes)
 	CHECK(ioband_sched_next_event_ns(&s) == 0);
 }
 
+/*
+ * 1-sector items, so that neither the window (16 sectors before it is
+ * measured) nor io_limit binds until the test sets io_limit to 4.
+ */
 TEST(range_next_event_ns_is_the_earliest_l_tag)
 {
 	struct ioband_sched_params p;
 	struct ioband_sched s;
 	struct ioband_sched_entity a, b;
-	struct ioband_sched_item ia[3], ib;
-	u64 step = 4000000;	/* 8 sectors at 1000 KB/s: 4 ms */
+	struct ioband_sched_item ia[4], ib;
+	u64 step = 500000;	/* 1 sector at 1000 KB/s: 0.5 ms */
+	u32 i;
 
 	params_for(&p, IOBAND_POLICY_RANGE_BW, 8, 0);
 	ioband_sched_init(&s, &p);
@@ -1177,10 +2442,9 @@ TEST(range_next_event_ns_is_the_earliest_l_tag)
 	ioband_sched_entity_init(&s, &b, 100);
 	CHECK(ioband_sched_set_range(&s, &a, 0, 1000));
 	CHECK(ioband_sched_set_range(&s, &b, 0, 500));
-	ioband_sched_item_init(&ia[0], 8, IOBAND_READ);
-	ioband_sched_item_init(&ia[1], 8, IOBAND_READ);
-	ioband_sched_item_init(&ia[2], 8, IOBAND_READ);
-	ioband_sched_item_init(&ib, 8, IOBAND_READ);
+	for (i = 0; i < 4; i++)
+		ioband_sched_item_init(&ia[i], 1, IOBAND_READ, 0);
+	ioband_sched_item_init(&ib, 1, IOBAND_READ, 0);
 	CHECK(ioband_sched_next_event_ns(&s) == 0);
 	CHECK(ioband_sched_submit(&s, &a, &ia[0], 0));	/* at once */
 	CHECK(!ioband_sched_submit(&s, &a, &ia[1], 0));	/* over max */
@@ -1189,24 +2453,26 @@ TEST(range_next_event_ns_is_the_earliest_l_tag)
 	CHECK(ioband_sched_next(&s, NULL, 0) == NULL);
 	CHECK(ioband_sched_next_event_ns(&s) == step);
 	CHECK(ioband_sched_submit(&s, &b, &ib, 1000));	/* b goes at once */
-	CHECK(ioband_sched_next_event_ns(&s) == step);	/* b: at 8 ms */
+	CHECK(ioband_sched_next_event_ns(&s) == step);	/* b: at 1 ms */
 	CHECK(ioband_sched_next(&s, NULL, step - 1) == NULL);
 	CHECK(ioband_sched_next(&s, NULL, step) == &ia[1]);
 	CHECK(ioband_sched_next(&s, NULL, step) == NULL);
 	CHECK(ioband_sched_next_event_ns(&s) == 2 * step);
-	/* late by 1 ms: forgiven, the next L stays on the 4 ms grid */
-	CHECK(ioband_sched_next(&s, NULL, 2 * step + 1000000) == &ia[2]);
+	/* late by 0.1 ms: forgiven, the next L stays on the 0.5 ms grid */
+	CHECK(ioband_sched_next(&s, NULL, 2 * step + 100000) == &ia[2]);
 	CHECK(ioband_sched_next_event_ns(&s) == 0);	/* nothing held */
 	CHECK(a.l_tag == 3 * step);
 	/* no room below: a completion comes first, no timer */
-	ioband_sched_set_io_limit(&s, 4);
-	ioband_sched_item_init(&ia[0], 8, IOBAND_READ);
-	CHECK(!ioband_sched_submit(&s, &a, &ia[0], 2 * step + 1000000));
-	CHECK(ioband_sched_next_event_ns(&s) == 0);	/* 4 in flight */
-	ioband_sched_complete(&s, &ib);
+	CHECK(ioband_sched_set_io_limit(&s, 4));
+	CHECK(!ioband_sched_submit(&s, &a, &ia[3], 2 * step + 100000));
+	CHECK(s.in_flight == 4 && !ioband_sched_room(&s));
+	CHECK(ioband_sched_next_event_ns(&s) == 0);
+	ioband_sched_complete(&s, &b, &ib, 2 * step + 200000);
 	CHECK(ioband_sched_next_event_ns(&s) == 3 * step);
-	CHECK(ioband_sched_next(&s, NULL, 3 * step) == &ia[0]);
+	CHECK(ioband_sched_next(&s, NULL, 3 * step) == &ia[3]);
 	CHECK(tree_valid(&s));
+	/* the range policies keep nobody competing (section 15) */
+	CHECK(!a.waiting && !b.waiting);
 }
 
 /* Benchmark case 1: capped at 20%, alone and beside 3 greedy groups. */
@@ -1476,7 +2742,7 @@ TEST(range_passthrough_drains_capped_groups)
 		CHECK(ioband_sched_set_range(&s, &e[i], 1, 1));
 	}
 	for (i = 0; i < N; i++) {
-		ioband_sched_item_init(&items[i], 8, IOBAND_READ);
+		ioband_sched_item_init(&items[i], 8, IOBAND_READ, 0);
 		sent += ioband_sched_submit(&s, &e[i % 2], &items[i], 0);
 	}
 	CHECK(sent == 2 && s.nr_queued == N - 2);
@@ -1495,6 +2761,7 @@ TEST(range_trees_stay_valid_under_random_operations)
 	static struct ioband_sched_entity ents[N];
 	static struct ioband_sched_item items[ITEMS];
 	static struct ioband_sched_item *inflight[ITEMS];
+	static struct ioband_sched_entity *inflight_ent[ITEMS];
 	struct ioband_sched_params p;
 	struct ioband_sched s;
 	u64 rng = 7, now = 1000000000;
@@ -1519,27 +2786,40 @@ TEST(range_trees_stay_valid_under_random_operations)
 		if (r < 450 && next_item < ITEMS) {
 			struct ioband_sched_item *it = &items[next_item++];
 
+			struct ioband_sched_entity *e = &ents[sim_rand(&rng) %
+							      N];
+
 			ioband_sched_item_init(it, 1 + sim_rand(&rng) % 256,
-					       IOBAND_READ);
-			if (ioband_sched_submit(&s, &ents[sim_rand(&rng) % N],
-						it, now))
+					       IOBAND_READ, 0);
+			if (ioband_sched_submit(&s, e, it, now)) {
+				inflight_ent[nr_inflight] = e;
 				inflight[nr_inflight++] = it;
+			}
 		} else if (r < 900) {
+			struct ioband_sched_entity *e;
 			struct ioband_sched_item *it;
 
-			it = ioband_sched_next(&s, NULL, now);
-			if (it)
+			it = ioband_sched_next(&s, &e, now);
+			if (it) {
+				inflight_ent[nr_inflight] = e;
 				inflight[nr_inflight++] = it;
-			else if (nr_inflight)
+			} else if (nr_inflight) {
+				nr_inflight--;
 				ioband_sched_complete(&s,
-						      inflight[--nr_inflight]);
-			else if (ioband_sched_next_event_ns(&s))
+						      inflight_ent[nr_inflight],
+						      inflight[nr_inflight],
+						      now);
+			} else if (ioband_sched_next_event_ns(&s)) {
 				now = ioband_sched_next_event_ns(&s);
+			}
 		} else if (r < 985 && nr_inflight) {
 			u32 k = sim_rand(&rng) % nr_inflight;
 
-			ioband_sched_complete(&s, inflight[k]);
-			inflight[k] = inflight[--nr_inflight];
+			ioband_sched_complete(&s, inflight_ent[k], inflight[k],
+					      now);
+			nr_inflight--;
+			inflight[k] = inflight[nr_inflight];
+			inflight_ent[k] = inflight_ent[nr_inflight];
 		} else if (r < 993) {
 			u32 k = sim_rand(&rng) % N;
 			u32 min = sim_rand(&rng) % 50000;
@@ -1556,22 +2836,12 @@ TEST(range_trees_stay_valid_under_random_operations)
 		}
 		if (next_item == ITEMS && !s.nr_queued && !nr_inflight)
 			next_item = 0;
-		if (step % 97 == 0) {
-			u32 queued = 0, backlogged = 0, capped = 0;
-
-			for (i = 0; i < N; i++) {
-				queued += ents[i].nr_queued;
-				backlogged += ents[i].nr_queued > 0;
-				capped += ents[i].in_ltree;
-			}
-			ok = tree_valid(&s) && queued == s.nr_queued &&
-			     rb_count(s.ptree.root) + rb_count(s.ltree.root) ==
-			     backlogged && rb_count(s.ltree.root) == capped &&
+		if (step % 97 == 0)
+			ok = entities_valid(&s, ents, N) &&
 			     s.in_flight == nr_inflight;
-		}
 	}
 	CHECK(ok);
-	CHECK(tree_valid(&s));
+	CHECK(entities_valid(&s, ents, N));
 }
 
 static void range_dispatch_cost(u32 n, double *avg, u64 *max)
@@ -1627,6 +2897,8 @@ TEST(range_dispatch_cost_does_not_grow_with_groups)
 
 int main(void)
 {
+	/* a scheduling bug that loops forever fails the suite, not CI */
+	alarm(120);
 	return RUN_TESTS("sched",
 			 T(params_defaults_and_validation),
 			 T(credit_is_carryover_epochs_of_vtime),
@@ -1650,6 +2922,21 @@ int main(void)
 			 T(live_changes_in_simulated_device),
 			 T(group_idle_across_vtime_wrap_is_not_starved),
 			 T(passthrough_drains_everything),
+			 T(window_grows_to_twice_the_bandwidth_delay_product),
+			 T(window_floor_and_an_item_larger_than_the_window),
+			 T(window_ceiling),
+			 T(window_min_latency_is_renewed_after_10_s),
+			 T(io_limit_caps_bios_on_top_of_the_window),
+			 T(competing_group_holds_others_back_for_idle_ns),
+			 T(competing_group_with_long_think_time_never_waits),
+			 T(completion_makes_an_idle_group_compete_again),
+			 T(competing_groups_get_their_weight_at_low_depth),
+			 T(competing_group_that_leaves_costs_idle_ns_once),
+			 T(detach_and_policy_switch_with_waiting_groups),
+			 T(passthrough_drains_waiting_groups),
+			 T(urgent_items_go_down_at_once_and_are_paid_as_debt),
+			 T(urgent_debt_is_clamped_at_v_plus_2_61),
+			 T(sized_items_cost_one_token_per_4k_under_weight),
 			 T(range_set_range_validates_and_precomputes),
 			 T(range_next_event_ns_is_the_earliest_l_tag),
 			 T(range_cap_20pct_alone_and_contended),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target for the parsers that read what the kernel prints:
- * ioband_parse_status(), ioband_parse_table() and ioband_parse_stats(),
+ * ioband_parse_status(), ioband_parse_params() and ioband_parse_stats(),
  * and the iobandtab parser (every policy's group specs).
  * Whatever they accept must format back (tables), feed the rate
  * computation and be freed cleanly. Build with "make -C tools fuzz".
@@ -76,7 +76,7 @@ static void check_tab(const char *s)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ioband_status st;
-	struct ioband_table t, back;
+	struct ioband_table_args t, back;
 	char *s = malloc(size + 1), *params;
 
 	if (!s)
@@ -90,11 +90,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!ioband_parse_status(s, &st))
 		ioband_status_free(&st);
 
-	if (!ioband_parse_table(s, &t)) {
+	if (!ioband_parse_params(s, &t)) {
 		/* An accepted table is valid: it formats and parses back. */
 		if (ioband_format_params(&t, &params))
 			abort();
-		if (ioband_parse_table(params, &back) ||
+		if (ioband_parse_params(params, &back) ||
 		    back.nr_weights != t.nr_weights)
 			abort();
 		ioband_table_free(&back);

@@ -24,7 +24,9 @@
 #include "ioband.h"
 #include "iobandtab.h"
 #include "json_check.h"
+#include "metrics.h"
 #include "report.h"
+#include "unit.h"
 
 static int failed;	/* the current test failed */
 
@@ -140,8 +142,10 @@ static void test_parse_weight(void)
 	CHECK(ioband_parse_weight("0100", &w) == 0 && w == 100);
 	CHECK(ioband_parse_weight("0", &w) == -ERANGE);
 	CHECK(ioband_parse_weight("32768", &w) == -ERANGE);
-	CHECK(ioband_parse_weight("-1", &w) == -ERANGE);
-	CHECK(ioband_parse_weight("99999999999999999999999", &w) == -ERANGE);
+	/* The kernel's grammar: no sign, and a number of at most 64 bits. */
+	CHECK(ioband_parse_weight("-1", &w) == -EINVAL);
+	CHECK(ioband_parse_weight("99999999999999999999999", &w) == -EINVAL);
+	CHECK(ioband_parse_weight("18446744073709551615", &w) == -ERANGE);
 	CHECK(ioband_parse_weight("", &w) == -EINVAL);
 	CHECK(ioband_parse_weight("-", &w) == -EINVAL);
 	CHECK(ioband_parse_weight("abc", &w) == -EINVAL);
@@ -203,19 +207,19 @@ static void test_size_to_human(void)
  * Table building
  */
 
-static void init_table(struct ioband_table *t, char *device)
+static void init_table(struct ioband_table_args *t, char *device)
 {
 	memset(t, 0, sizeof(*t));
 	t->device = device;
 	strcpy(t->domain, "ioband1");
 	strcpy(t->group_type, "cgroup");
 	strcpy(t->policy, "weight");
-	t->default_weight = IOBAND_WEIGHT_DEFAULT;
+	t->default_weight = IOBAND_DEFAULT_WEIGHT;
 }
 
 static void test_format_default_only(void)
 {
-	struct ioband_table t;
+	struct ioband_table_args t;
 	char *params = NULL;
 
 	init_table(&t, "/dev/sda1");
@@ -236,7 +240,7 @@ static void test_format_default_only(void)
 
 static void test_format_cgroup_weights(void)
 {
-	struct ioband_table t;
+	struct ioband_table_args t;
 	char *params = NULL, expected[256], abs[PATH_MAX * 2];
 	uint64_t id_ab, id_c, id_eq;
 
@@ -260,7 +264,7 @@ static void test_format_cgroup_weights(void)
 
 static void test_add_weight_checks(void)
 {
-	struct ioband_table t;
+	struct ioband_table_args t;
 
 	init_table(&t, "8:1");
 	CHECK(ioband_table_add_weight(&t, 7, 10) == 0);
@@ -278,7 +282,7 @@ static void test_add_weight_checks(void)
 static void test_format_rejects(void)
 {
 	struct ioband_weight bad = { .id = 1, .weight = 0 };
-	struct ioband_table t;
+	struct ioband_table_args t;
 	char *params = NULL;
 
 	init_table(&t, "");
@@ -329,9 +333,9 @@ static void test_valid_domain(void)
 
 static void test_parse_table_kernel_line(void)
 {
-	struct ioband_table t;
+	struct ioband_table_args t;
 
-	CHECK(ioband_parse_table("254:0 ioband1 0 0 cgroup weight 0 :100 1234:200 "
+	CHECK(ioband_parse_params("254:0 ioband1 0 0 cgroup weight 0 :100 1234:200 "
 				 "18446744073709551615:50", &t) == 0);
 	CHECK_STR(t.device, "254:0");
 	CHECK_STR(t.domain, "ioband1");
@@ -347,10 +351,10 @@ static void test_parse_table_kernel_line(void)
 	CHECK(t.device == NULL && t.weights == NULL);
 
 	/* The historical examples. */
-	CHECK(ioband_parse_table("8:1 1 0 0 none weight 0 :40", &t) == 0);
+	CHECK(ioband_parse_params("8:1 1 0 0 none weight 0 :40", &t) == 0);
 	CHECK(t.nr_weights == 0 && t.default_weight == 40);
 	ioband_table_free(&t);
-	CHECK(ioband_parse_table("8:1 share1 10 400 user weight 2048 :100 1000:80 2000:20\n",
+	CHECK(ioband_parse_params("8:1 share1 10 400 user weight 2048 :100 1000:80 2000:20\n",
 				 &t) == 0);
 	CHECK(t.io_throttle == 10 && t.io_limit == 400 && t.token_base == 2048);
 	CHECK(t.nr_weights == 2);
@@ -359,24 +363,24 @@ static void test_parse_table_kernel_line(void)
 
 static void test_parse_table_round_trip(void)
 {
-	struct ioband_table t, back;
+	struct ioband_table_args t, back;
 	char *params = NULL, *again = NULL;
 	uint64_t id;
 
 	init_table(&t, "/dev/vdb");
 	strcpy(t.domain, "shared-domain");
 	t.io_throttle = 4;
-	t.io_limit = 4294967295u;
+	t.io_limit = 65536;
 	t.token_base = 7;
 	t.default_weight = 1;
 	for (id = 0; id < 100; id++)
 		CHECK(ioband_table_add_weight(&t, id * 1000003, 1 + id * 300) == 0);
 	CHECK(ioband_format_params(&t, &params) == 0);
-	CHECK(params && ioband_parse_table(params, &back) == 0);
+	CHECK(params && ioband_parse_params(params, &back) == 0);
 	if (!failed) {
 		CHECK_STR(back.device, t.device);
 		CHECK_STR(back.domain, t.domain);
-		CHECK(back.io_throttle == 4 && back.io_limit == 4294967295u);
+		CHECK(back.io_throttle == 4 && back.io_limit == 65536);
 		CHECK(back.token_base == 7 && back.default_weight == 1);
 		CHECK(back.nr_weights == 100);
 		CHECK(!memcmp(back.weights, t.weights, 100 * sizeof(*t.weights)));
@@ -394,7 +398,6 @@ static void test_parse_table_malformed(void)
 	static const char *const bad[] = {
 		"",
 		"   ",
-		"8:1 d 0 0 cgroup weight 0",			/* no default weight */
 		"8:1 d 0 0 cgroup weight 0 100",		/* no ':' */
 		"8:1 d 0 0 cgroup weight 0 :",
 		"8:1 d 0 0 cgroup weight 0 :0",
@@ -419,15 +422,21 @@ static void test_parse_table_malformed(void)
 		"8:1 01234567890123456789012345678901 0 0 cgroup weight 0 :100",
 		"d 0 0 cgroup weight 0 :100",			/* no device */
 	};
-	struct ioband_table t;
+	struct ioband_table_args t;
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		memset(&t, 0x5a, sizeof(t));
-		if (ioband_parse_table(bad[i], &t) != -EINVAL) {
+		if (ioband_parse_params(bad[i], &t) != -EINVAL) {
 			fprintf(stderr, "    accepted: \"%s\"\n", bad[i]);
 			failed = 1;
 		}
+	}
+	/* The kernel takes a table without the default group's weight. */
+	CHECK(ioband_parse_params("8:1 d 0 0 cgroup weight 0", &t) == 0);
+	if (!failed) {
+		CHECK(t.default_weight == IOBAND_DEFAULT_WEIGHT && !t.nr_weights);
+		ioband_table_free(&t);
 	}
 }
 
@@ -627,6 +636,38 @@ static void test_parse_stats_forward_compatible(void)
 	ioband_stats_free(&st);
 }
 
+/* Every field of a record is kept, in order; a key given twice is bad. */
+static void test_parse_stats_fields(void)
+{
+	struct ioband_stats st, bad;
+
+	CHECK(ioband_parse_stats(STATS_DOMAIN_LINE " window_ns=5000000 "
+				 "writeback_attribution=cgroup\n"
+				 STATS_GROUP("-1", "100", "10", "80", "0", "0", "1")
+				 " future_ns=12\n", &st) == 0);
+	if (failed)
+		return;
+	CHECK(st.nr_fields == 11);
+	CHECK_STR(st.fields[0].key, "domain");
+	CHECK_STR(st.fields[0].value, "ioband1");
+	CHECK_STR(ioband_stats_field(st.fields, st.nr_fields, "window_ns"),
+		  "5000000");
+	CHECK_STR(ioband_stats_field(st.fields, st.nr_fields,
+				     "writeback_attribution"), "cgroup");
+	CHECK(!ioband_stats_field(st.fields, st.nr_fields, "nope"));
+	CHECK_STR(ioband_stats_field(st.groups[0].fields, st.groups[0].nr_fields,
+				     "future_ns"), "12");
+	CHECK_STR(ioband_stats_field(st.groups[0].fields, st.groups[0].nr_fields,
+				     "reads"), "10");
+	ioband_stats_free(&st);
+	CHECK(ioband_parse_stats(STATS_DOMAIN_LINE " new=1 new=2\n"
+				 STATS_GROUP("-1", "100", "10", "80", "0", "0", "1"),
+				 &bad) == -EINVAL);
+	CHECK(ioband_parse_stats(STATS_DOMAIN_LINE "\n"
+				 STATS_GROUP("-1", "100", "10", "80", "0", "0", "1")
+				 " x=1 x=1", &bad) == -EINVAL);
+}
+
 static void test_parse_stats_malformed(void)
 {
 	static const char *const bad[] = {
@@ -711,10 +752,10 @@ static void test_parse_stats_every_prefix(void)
 static void test_stats_from_status(void)
 {
 	struct ioband_status status;
-	struct ioband_table t;
+	struct ioband_table_args t;
 	struct ioband_stats st;
 
-	CHECK(ioband_parse_table("254:0 d 0 0 cgroup weight-iosize 0 :40 5012:300",
+	CHECK(ioband_parse_params("254:0 d 0 0 cgroup weight-iosize 0 :40 5012:300",
 				 &t) == 0);
 	CHECK(ioband_parse_status("d -1 1 2 3 4 5 6 5012 7 8 9 10 11 12 99 0 0 0 0 0 0",
 				  &status) == 0);
@@ -886,6 +927,160 @@ static void test_report_json(void)
 	free(out);
 }
 
+/* --json: the raw counters come first in each row, in their units. */
+static void test_report_json_raw(void)
+{
+	struct stat_report rep = {
+		.columns = { COL_GROUP, COL_WAIT_MAX }, .ncolumns = 2,
+		.opts = { .json = 1 },
+	};
+	char *out;
+
+	out = render_example(&rep, 1);
+	check_json(out);
+	CHECK(out && strstr(out, "{\n         \"read_ios\": 10,"));
+	CHECK(out && strstr(out, "\"read_bytes\": 40960,"));
+	CHECK(out && strstr(out, "\"write_bytes\": 0,"));
+	CHECK(out && strstr(out, "\"delayed_read_ios\": 1,"));
+	CHECK(out && strstr(out, "\"queued_ios\": 3,"));
+	CHECK(out && strstr(out, "\"wait_ns\": 30000000,"));
+	CHECK(out && strstr(out, "\"wait_max_ns\": 9000000,"));
+	CHECK(out && strstr(out, "\"service_ns\": 2000000,"));
+	/* The table's columns follow, the last one last. */
+	CHECK(out && strstr(out, "\"wait-max\": 9.00\n"));
+	free(out);
+	out = render_example(&rep, 0);
+	check_json(out);
+	CHECK(out && strstr(out, "\"wait_ns\": null,"));
+	CHECK(out && strstr(out, "\"read_bytes\": 40960,"));
+	free(out);
+	/* With the devices after the rows: still one valid object. */
+	{
+		struct ioband_stats st;
+		struct metrics_device dev = { "d", &st, NULL };
+		char *whole = NULL;
+		size_t size;
+		FILE *f = open_memstream(&whole, &size);
+
+		out = render_example(&rep, 1);
+		CHECK(f && out && !ioband_parse_stats(stats_example, &st));
+		if (f && out && !failed) {
+			metrics_write_json_report(f, out, &dev, 1);
+			fclose(f);
+			check_json(whole);
+			CHECK(whole && strstr(whole, "\"devices\": [\n      {\n         \"name\": \"d\","));
+			CHECK(whole && strstr(whole, "\"vtime\": 123456789012\n"));
+			ioband_stats_free(&st);
+		}
+		free(whole);
+		free(out);
+	}
+	/* Not in the human table. */
+	rep.opts.json = 0;
+	rep.opts.raw = 1;
+	out = render_example(&rep, 1);
+	CHECK(out && !strstr(out, "READ_BYTES") && strstr(out, "WAIT-MAX"));
+	free(out);
+}
+
+/*
+ * Metrics: two devices, the second from a kernel with domain fields this
+ * iobandctl does not know, one of them a word.
+ */
+static const char stats_newer[] =
+	"domain=shared policy=range-bw token_base=0 io_throttle=4 io_limit=32 "
+	"carryover=2 in_flight=0 queued=0 vtime=1 elapsed_ns=1500000000 "
+	"window_ns=20000000 writeback_attribution=cgroup\n"
+	"group=-1 weight=100 reads=0 read_sectors=0 writes=7 write_sectors=56 "
+	"delayed_reads=0 delayed_writes=0 queued=0 in_flight=0 wait_ns=0 "
+	"wait_max_ns=0 service_ns=0 finish_tag=0 min_kbps=0 max_kbps=0\n"
+	"group=77 weight=100 reads=1 read_sectors=8 writes=0 write_sectors=0 "
+	"delayed_reads=0 delayed_writes=0 queued=0 in_flight=0 "
+	"wait_ns=1000000001 wait_max_ns=1000000001 service_ns=5 finish_tag=0 "
+	"min_kbps=100 max_kbps=2000\n";
+
+/* Writes the metrics of the two example devices; allocated. */
+static char *example_metrics(enum metrics_format format, int json)
+{
+	static char *names[] = { NULL, "web \"a\"\\b" };
+	struct ioband_stats st[2];
+	struct metrics_device devs[2] = {
+		{ "io1", &st[0], names },
+		{ "io2", &st[1], NULL },
+	};
+	char *text = NULL;
+	size_t size;
+	FILE *f;
+
+	if (ioband_parse_stats(stats_example, &st[0]) ||
+	    ioband_parse_stats(stats_newer, &st[1]))
+		return NULL;
+	f = open_memstream(&text, &size);
+	if (f) {
+		if (json) {
+			fputs("{\n", f);
+			metrics_write_json_devices(f, devs, 2, "   ");
+			fputs("\n}\n", f);
+		} else {
+			metrics_write(f, format, devs, 2);
+		}
+		fclose(f);
+	}
+	ioband_stats_free(&st[0]);
+	ioband_stats_free(&st[1]);
+	return text;
+}
+
+static void test_metrics(void)
+{
+	char *out = example_metrics(METRICS_PROMETHEUS, 0);
+
+	CHECK(out != NULL);
+	if (!out)
+		return;
+	CHECK(strstr(out, "# HELP ioband_group_read_bytes_total Bytes read"));
+	CHECK(strstr(out, "\n# TYPE ioband_group_read_bytes_total counter\n"
+		      "ioband_group_read_bytes_total{device=\"io1\",group=\"<default>\",id=\"-1\"} 40960\n"
+		      "ioband_group_read_bytes_total{device=\"io1\",group=\"web \\\"a\\\"\\\\b\",id=\"5012\"} 122880\n"
+		      "ioband_group_read_bytes_total{device=\"io2\",group=\"<default>\",id=\"-1\"} 0\n"
+		      "ioband_group_read_bytes_total{device=\"io2\",group=\"77\",id=\"77\"} 4096\n"));
+	CHECK(strstr(out, "ioband_group_wait_seconds_total{device=\"io2\",group=\"77\",id=\"77\"} 1.000000001\n"));
+	CHECK(strstr(out, "# TYPE ioband_group_wait_max_seconds gauge\n"));
+	CHECK(strstr(out, "ioband_group_device_seconds_total{device=\"io1\",group=\"<default>\",id=\"-1\"} 0.002000000\n"));
+	CHECK(strstr(out, "ioband_group_queued_ios{device=\"io1\",group=\"<default>\",id=\"-1\"} 3\n"));
+	CHECK(strstr(out, "ioband_group_weight{device=\"io1\",group=\"<default>\",id=\"-1\"} 100\n"));
+	/* Ranges only under range policies; no limit, no sample. */
+	CHECK(strstr(out, "ioband_group_min_bytes_per_second{device=\"io2\",group=\"77\",id=\"77\"} 102400\n"));
+	CHECK(strstr(out, "ioband_group_max_bytes_per_second{device=\"io2\",group=\"77\",id=\"77\"} 2048000\n"));
+	CHECK(!strstr(out, "ioband_group_max_bytes_per_second{device=\"io2\",group=\"<default>\""));
+	CHECK(!strstr(out, "ioband_group_min_bytes_per_second{device=\"io1\""));
+	/* Domain fields by key; the words are labels of the info metric. */
+	CHECK(strstr(out, "ioband_domain_in_flight_ios{device=\"io1\",domain=\"ioband1\"} 3\n"));
+	CHECK(strstr(out, "ioband_domain_elapsed_seconds{device=\"io2\",domain=\"shared\"} 1.500000000\n"));
+	CHECK(strstr(out, "# TYPE ioband_domain_info gauge\n"));
+	CHECK(strstr(out, "ioband_domain_info{device=\"io1\",domain=\"ioband1\",policy=\"weight\"} 1\n"));
+	CHECK(strstr(out, "ioband_domain_info{device=\"io2\",domain=\"shared\",policy=\"range-bw\",writeback_attribution=\"cgroup\"} 1\n"));
+	CHECK(!strstr(out, "# EOF"));
+	free(out);
+
+	out = example_metrics(METRICS_OPENMETRICS, 0);
+	CHECK(out && strstr(out, "# TYPE ioband_group_read_bytes counter\n"));
+	CHECK(out && strstr(out, "\nioband_group_read_bytes_total{device=\"io1\""));
+	CHECK(out && strstr(out, "# TYPE ioband_domain info\n"));
+	CHECK(out && strlen(out) > 6 && !strcmp(out + strlen(out) - 6, "# EOF\n"));
+	free(out);
+
+	out = example_metrics(METRICS_PROMETHEUS, 1);
+	check_json(out);
+	CHECK(out && strstr(out, "\"name\": \"io2\",\n         \"domain\": \"shared\","));
+	CHECK(out && strstr(out, "\"window_ns\": 20000000,"));
+	CHECK(out && strstr(out, "\"writeback_attribution\": \"cgroup\"\n"));
+	free(out);
+	CHECK(metrics_parse_format("openmetrics") == METRICS_OPENMETRICS);
+	CHECK(metrics_parse_format("prometheus") == METRICS_PROMETHEUS);
+	CHECK(metrics_parse_format("json") == -1);
+}
+
 static void test_report_human(void)
 {
 	struct stat_report rep = {
@@ -985,6 +1180,74 @@ static void test_group_keys(void)
 /*
  * cgroups
  */
+
+/* systemd units as keys: the names, the layout, and keys to ids. */
+static void test_units(void)
+{
+	static const char *const dirs[] = {
+		"system.slice", "system.slice/web.service", "a.slice",
+		"a.slice/a-b.slice", "a.slice/a-b.slice/db@1.service",
+		"nginx.service",
+	};
+	char path[PATH_MAX * 2], *p;
+	uint64_t id;
+	size_t i;
+
+	CHECK(unit_key("nginx.service") && unit_key("web.slice"));
+	CHECK(unit_key("getty@tty1.service") && unit_key("run-r1.scope"));
+	CHECK(unit_key("-.slice") && unit_key("a-b-c.slice"));
+	CHECK(unit_key("dev-sda.swap") && unit_key("sshd.socket"));
+	CHECK(!unit_key("a/nginx.service") && !unit_key("./nginx.service"));
+	CHECK(!unit_key("/nginx.service") && !unit_key(".service"));
+	CHECK(!unit_key("nginx.target") && !unit_key("nginx") && !unit_key(""));
+	CHECK(!unit_key("a b.service") && !unit_key("a--b.slice"));
+	CHECK(!unit_key("-a.slice") && !unit_key("a-.slice"));
+
+	p = unit_cgroup_by_layout("nginx.service", NULL);
+	CHECK_STR(p, "/system.slice/nginx.service");
+	free(p);
+	p = unit_cgroup_by_layout("db@1.service", "a-b.slice");
+	CHECK_STR(p, "/a.slice/a-b.slice/db@1.service");
+	free(p);
+	p = unit_cgroup_by_layout("a-b-c.slice", NULL);
+	CHECK_STR(p, "/a.slice/a-b.slice/a-b-c.slice");
+	free(p);
+	p = unit_cgroup_by_layout("web.slice", "ignored.slice");
+	CHECK_STR(p, "/web.slice");
+	free(p);
+	p = unit_cgroup_by_layout("-.slice", NULL);
+	CHECK_STR(p, "");
+	free(p);
+	p = unit_cgroup_by_layout("x.scope", "-.slice");
+	CHECK_STR(p, "/x.scope");
+	free(p);
+
+	/* Without systemd, a key resolves by the layout. */
+	for (i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		CHECK(mkdir(path, 0755) == 0);
+	}
+	CHECK(group_key_to_id("cgroup", "web.service", root, &id) == 0);
+	CHECK(id == ino_of("system.slice/web.service"));
+	CHECK(group_key_to_id("cgroup", "a-b.slice", root, &id) == 0);
+	CHECK(id == ino_of("a.slice/a-b.slice"));
+	CHECK(group_key_to_id("cgroup", "system.slice", root, &id) == 0);
+	CHECK(id == ino_of("system.slice"));
+	/* Not running: no cgroup; a cgroup of a unit's name is ./name. */
+	CHECK(group_key_to_id("cgroup", "nginx.service", root, &id) == -ESRCH);
+	CHECK(group_key_to_id("cgroup", "./nginx.service", root, &id) == 0);
+	CHECK(id == ino_of("nginx.service"));
+	CHECK(group_key_to_id("cgroup", "/nginx.service", root, &id) == 0);
+	CHECK(group_key_to_id("cgroup", "/system.slice/web.service", root,
+			      &id) == 0);
+	CHECK(id == ino_of("system.slice/web.service"));
+	/* Other types know no units. */
+	CHECK(group_key_to_id("uid", "web.service", NULL, &id) != 0);
+	for (i = sizeof(dirs) / sizeof(*dirs); i-- > 0;) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		CHECK(rmdir(path) == 0);
+	}
+}
 
 static void test_find_mount(void)
 {
@@ -1125,10 +1388,10 @@ static void test_parse_spec(void)
 	CHECK(ioband_format_spec(IOBAND_SPEC_WEIGHT_RANGE, &g, buf, sizeof(buf)) == 0);
 	CHECK_STR(buf, "7:8:0");
 	CHECK(ioband_format_spec(IOBAND_SPEC_WEIGHT_RANGE, &g, buf, 4) == -ENOSPC);
-	CHECK(ioband_policy_spec("weight") == IOBAND_SPEC_WEIGHT);
-	CHECK(ioband_policy_spec("weight-iosize") == IOBAND_SPEC_WEIGHT);
-	CHECK(ioband_policy_spec("range-bw") == IOBAND_SPEC_RANGE);
-	CHECK(ioband_policy_spec("weight-range") == IOBAND_SPEC_WEIGHT_RANGE);
+	CHECK(ioband_spec_of_policy("weight") == IOBAND_SPEC_WEIGHT);
+	CHECK(ioband_spec_of_policy("weight-iosize") == IOBAND_SPEC_WEIGHT);
+	CHECK(ioband_spec_of_policy("range-bw") == IOBAND_SPEC_RANGE);
+	CHECK(ioband_spec_of_policy("weight-range") == IOBAND_SPEC_WEIGHT_RANGE);
 	CHECK(ioband_range_policy("range-bw") && ioband_range_policy("weight-range"));
 	CHECK(!ioband_range_policy("weight") && !ioband_range_policy("weight-iosize"));
 }
@@ -1174,18 +1437,18 @@ static void test_range_tables(void)
 		"8:1 d 0 0 cgroup weight-range 0 :1:0:0 12:1::0",
 		"8:1 d 0 0 cgroup weight 0 :100:0:0",
 	};
-	struct ioband_table t, back;
+	struct ioband_table_args t, back;
 	char *params, *again;
 	size_t i;
 
 	for (i = 0; i < sizeof(good) / sizeof(*good); i++) {
 		params = again = NULL;
-		CHECK(ioband_parse_table(good[i], &t) == 0);
+		CHECK(ioband_parse_params(good[i], &t) == 0);
 		if (failed)
 			return;
 		CHECK(ioband_format_params(&t, &params) == 0);
 		CHECK_STR(params, good[i]);
-		CHECK(params && ioband_parse_table(params, &back) == 0);
+		CHECK(params && ioband_parse_params(params, &back) == 0);
 		if (!failed) {
 			CHECK(ioband_format_params(&back, &again) == 0);
 			CHECK_STR(again, params);
@@ -1195,7 +1458,7 @@ static void test_range_tables(void)
 		free(again);
 		ioband_table_free(&t);
 	}
-	CHECK(ioband_parse_table(good[1], &t) == 0);
+	CHECK(ioband_parse_params(good[1], &t) == 0);
 	if (!failed) {
 		CHECK(t.default_min_kbps == 10 && t.default_max_kbps == 0);
 		CHECK(t.default_weight == 100);
@@ -1204,14 +1467,14 @@ static void test_range_tables(void)
 		      t.weights[0].weight == 100);
 		ioband_table_free(&t);
 	}
-	CHECK(ioband_parse_table(good[2], &t) == 0);
+	CHECK(ioband_parse_params(good[2], &t) == 0);
 	if (!failed) {
 		CHECK(t.nr_weights == 2 && t.weights[0].weight == 300 &&
 		      t.weights[0].min_kbps == 1024 && t.weights[1].max_kbps == 4294967295u);
 		ioband_table_free(&t);
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		if (ioband_parse_table(bad[i], &t) != -EINVAL) {
+		if (ioband_parse_params(bad[i], &t) != -EINVAL) {
 			fprintf(stderr, "    accepted: \"%s\"\n", bad[i]);
 			failed = 1;
 		}
@@ -1243,7 +1506,11 @@ static void test_range_tables(void)
 	CHECK(ioband_format_params(&t, &params) == 0);
 	CHECK_STR(params, "8:1 d 0 0 cgroup weight 0 :50 9:7");
 	free(params);
+	/* min > max: refused where the table holds a range. */
 	t.default_min_kbps = 200;
+	strcpy(t.policy, "weight-range");
+	CHECK(ioband_format_params(&t, &params) == -EINVAL);
+	strcpy(t.policy, "range-bw");
 	CHECK(ioband_format_params(&t, &params) == -EINVAL);
 	free(t.weights);
 }
@@ -1382,6 +1649,9 @@ static const char *const tab_bad_lines[] = {
 	"a/b /dev/sdb -",				/* name */
 	"a /dev/sdb policy",				/* option */
 	"a /dev/sdb policy=bogus",
+	"a /dev/sdb io_limit=65537",			/* the kernel's ranges */
+	"a /dev/sdb token_base=1073741825",
+	"a /dev/sdb carryover=1025",
 	"a /dev/sdb type=node",
 	"a /dev/sdb color=red",
 	"a /dev/sdb domain=0123456789012345678901234567890123",
@@ -1588,6 +1858,7 @@ static const struct {
 	TEST(test_parse_status_every_prefix),
 	TEST(test_parse_stats_example),
 	TEST(test_parse_stats_forward_compatible),
+	TEST(test_parse_stats_fields),
 	TEST(test_parse_stats_malformed),
 	TEST(test_parse_stats_every_prefix),
 	TEST(test_stats_from_status),
@@ -1595,9 +1866,12 @@ static const struct {
 	TEST(test_rates_interval),
 	TEST(test_json_check),
 	TEST(test_report_json),
+	TEST(test_report_json_raw),
+	TEST(test_metrics),
 	TEST(test_report_human),
 	TEST(test_sort_throughput),
 	TEST(test_group_keys),
+	TEST(test_units),
 	TEST(test_find_mount),
 	TEST(test_path_to_id),
 	TEST(test_ids_to_paths),
@@ -1612,9 +1886,27 @@ static const struct {
 	TEST(test_tab_example),
 };
 
-int main(void)
+/*
+ * test-tools --print-metrics prometheus|openmetrics|json: the example's
+ * output, for a real parser to read (tests/unit/tools/parse-metrics).
+ */
+int main(int argc, char **argv)
 {
 	size_t i, passed = 0, nfailed = 0;
+
+	if (argc == 3 && !strcmp(argv[1], "--print-metrics")) {
+		int json = !strcmp(argv[2], "json");
+		int format = metrics_parse_format(argv[2]);
+		char *out = json || format >= 0 ?
+			    example_metrics(json ? METRICS_PROMETHEUS : format, json) :
+			    NULL;
+
+		if (!out)
+			return EXIT_FAILURE;
+		fputs(out, stdout);
+		free(out);
+		return EXIT_SUCCESS;
+	}
 
 	make_tree();
 	for (i = 0; i < sizeof(tests) / sizeof(*tests); i++) {

@@ -2,6 +2,10 @@
 # Buffered writes from two cgroups on ext4 over ioband: the flusher writes
 # them back, yet each cgroup's write sectors in `dmsetup status` match what
 # it wrote (within 10%), and they are not charged to the default group.
+# The device below sees the writer too: io.stat of each cgroup on the
+# null_blk disk counts what it wrote. The stats message names the method
+# (writeback_attribution=orig-bio: the module was built against this
+# kernel's dm-core.h).
 . /ioband/lib.sh
 set -eu
 
@@ -23,6 +27,12 @@ write_sectors() { # GROUP_ID: write sectors of that group in dmsetup status
 	dmsetup status wb | awk -v id="$1" '{ for (i = 5; i + 6 <= NF; i += 7) if ($i == id) print $(i + 6) }'
 }
 a0=$(write_sectors "$a"); b0=$(write_sectors "$b"); d0=$(write_sectors -1)
+lower=$(cat "/sys/block/$(basename "$dev")/dev")
+lower_wbytes() { # CGROUP: wbytes of that cgroup on the null_blk disk
+	awk -v d="$lower" '$1 == d { for (i = 2; i <= NF; i++) if ($i ~ /^wbytes=/) { sub(/^wbytes=/, "", $i); print $i } }' \
+		"/sys/fs/cgroup/$1/io.stat"
+}
+la0=$(lower_wbytes wb-a); lb0=$(lower_wbytes wb-b)
 
 # 96 MiB from a, 48 MiB from b, through the page cache: no O_DIRECT, no
 # fsync, so the flusher (a kernel thread in the root cgroup) writes it back.
@@ -33,11 +43,20 @@ sync
 a1=$(write_sectors "$a"); b1=$(write_sectors "$b"); d1=$(write_sectors -1)
 da=$((a1 - a0)); db=$((b1 - b0)); dd_=$((d1 - d0))
 echo "write sectors: wb-a $da (expected 196608), wb-b $db (expected 98304), default $dd_"
-echo "io.stat wb-a: $(grep "^$(cat /sys/block/"$(basename "$(readlink -f /dev/mapper/wb)")"/dev) " /sys/fs/cgroup/wb-a/io.stat || true)"
+echo "io.stat wb-a on the ioband device: $(grep "^$(dmsetup info -c --noheadings -o major,minor --separator : wb) " /sys/fs/cgroup/wb-a/io.stat || true)"
 assert_within_pct 196608 "$da" 10 "write sectors of wb-a"
 assert_within_pct 98304 "$db" 10 "write sectors of wb-b"
 # Journal and metadata belong to the root cgroup: far less than the data.
 assert_le "$dd_" $((98304 / 4)) "write sectors of the default group"
+
+la=$(($(lower_wbytes wb-a) - ${la0:-0})); lb=$(($(lower_wbytes wb-b) - ${lb0:-0}))
+echo "on the disk below ($lower), io.stat wbytes: wb-a $la (expected 100663296), wb-b $lb (expected 50331648)"
+assert_within_pct 100663296 "$la" 10 "wbytes of wb-a on the disk below"
+assert_within_pct 50331648 "$lb" 10 "wbytes of wb-b on the disk below"
+
+method=$(dmsetup message wb 0 stats | sed -n 's/.*writeback_attribution=\([^ ]*\).*/\1/p' | head -n 1)
+echo "writeback_attribution=$method; at load: $(dmesg | grep -m1 -o 'ioband: writeback attribution: [a-z-]*')"
+assert_eq "$method" orig-bio "writeback_attribution in the stats message"
 
 umount /mnt/wb
 dmsetup remove wb

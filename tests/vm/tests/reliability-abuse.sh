@@ -12,10 +12,12 @@
 #     are not attached, so all of them are charged to the attached parent;
 #  4. a flush or a FUA on every write: --sync=1 (O_SYNC on O_DIRECT, so
 #     every write is REQ_FUA) and --fsync=1 (a write, then a flush);
-#  5. discards (--rw=randtrim, 16 jobs). Discards are neither held nor
-#     counted by ioband (they go straight down); null_blk charges them to
-#     its mbps budget like writes, so here the check is on the victim's
-#     throughput against its own throughput alone: at least 95% of half.
+#  5. discards (--rw=randtrim, 16 jobs). ioband holds discards and
+#     charges them by the size they cover (one token per 4 KiB under
+#     `weight`), and null_blk charges them to its mbps budget like
+#     writes; the check is on the victim's throughput against its own
+#     throughput alone: at least 95% of half (ioband-discard checks the
+#     split itself).
 # Pass (1-4): over an 8 s window after a warm-up, while both groups hold
 # bios in ioband, the victim's share of what went down (bytes in each
 # cgroup's io.stat on the device below, counted when ioband sends a bio

@@ -1,0 +1,74 @@
+#!/bin/sh
+# What everyone waits for never waits in ioband. On ext4 over ioband on a
+# null_blk capped at 16 MiB/s, a tenant of weight 1000 keeps a deep
+# backlog of direct writes held in ioband (8 x 32 outstanding) while a
+# tenant of weight 1 walks a cold directory tree (find, then stat of every
+# file: ext4 reads inodes and directory blocks with REQ_META | REQ_PRIO).
+# Those reads are urgent: they go down at once, charged to the walker as
+# debt, so the walk takes about as long as it does alone (within 4x, and
+# under 10 s), where a bio held in the walker's turn would wait behind
+# about 1000 of the writer's for each of its own (a quarter of a second
+# each: minutes for the walk). The domain's urgent counter counts them.
+. /ioband/lib.sh
+set -eu
+
+nb=$(make_nullb ur 1024 memory_backed=1 mbps=16)
+size=$(dev_sectors "$nb")
+cg_create ur-w
+cg_create ur-m
+w=$(cg_id ur-w)
+m=$(cg_id ur-m)
+dm_create ur "0 $size ioband $nb ur 0 0 cgroup weight 0 :100 $w:1000 $m:1"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard /dev/mapper/ur
+mkdir -p /mnt/ur
+mount -t ext4 /dev/mapper/ur /mnt/ur
+mkdir /mnt/ur/tree
+# 400 files in 20 folders, then a file for the writer.
+i=0
+while [ $i -lt 20 ]; do
+	mkdir "/mnt/ur/tree/d$i"
+	j=0
+	while [ $j -lt 20 ]; do : >"/mnt/ur/tree/d$i/f$j"; j=$((j + 1)); done
+	i=$((i + 1))
+done
+fallocate -l 256M /mnt/ur/big 2>/dev/null ||
+	dd if=/dev/zero of=/mnt/ur/big bs=1M count=256 2>/dev/null
+sync
+
+cold_walk() { # print the walk's time in hundredths of a second
+	umount /mnt/ur
+	mount -t ext4 /dev/mapper/ur /mnt/ur
+	t0=$(uptime_cs)
+	cg_run ur-m sh -c 'find /mnt/ur/tree -type f | xargs stat >/dev/null'
+	echo $(($(uptime_cs) - t0))
+}
+urgent() {
+	dmsetup message ur 0 stats | head -n 1 | tr ' ' '\n' | sed -n 's/^urgent=//p'
+}
+
+alone=$(cold_walk)
+cg_run ur-w fio --name=w --filename=/mnt/ur/big --rw=randwrite --bs=4k \
+	--direct=1 --ioengine=libaio --numjobs=8 --iodepth=32 --time_based \
+	--runtime=600 --output=/dev/null >/dev/null 2>&1 &
+fio_pid=$!
+stop() {
+	kill "$fio_pid" 2>/dev/null || :
+	killall -q fio 2>/dev/null || :
+	wait "$fio_pid" 2>/dev/null || :
+}
+trap stop EXIT
+writer_held() { dmsetup message ur 0 stats | grep -q "group=$w .* queued=[1-9]"; }
+wait_for 30 writer_held
+u0=$(urgent)
+busy=$(cold_walk)
+u1=$(urgent)
+stop
+trap - EXIT
+echo "cold walk: $busy cs beside the writer, $alone cs alone; urgent bios: $((u1 - u0))"
+assert_ge $((u1 - u0)) 20 "urgent bios during the walk"
+perf_check assert_le "$busy" $((4 * alone + 100)) "walk beside the writer (cs)"
+perf_check assert_le "$busy" 1000 "walk beside the writer (cs)"
+
+umount /mnt/ur
+dm_remove ur
+remove_nullb ur
