@@ -10,12 +10,13 @@
  * them outstanding: they are all submitted at the start, and each
  * completion's bio is submitted again at once by its group. The device
  * takes what the scheduler dispatches and completes it in order, one per
- * step, so the scheduler keeps its window full and holds the rest: every
- * group is backlogged all the time (the output's queued and tree_steps say
- * so). `table` (default): all GROUPS groups are in the table, the hash
- * table is sized for them; `message`: the table has one group and the
- * others are attached afterwards, as by the attach message, into the hash
- * table sized for the table's one.
+ * step (NS_PER_COMPLETION of the harness's clock), so the scheduler keeps
+ * its window full, the window it learns from these completions, and holds
+ * the rest: every group is backlogged all the time (the output's queued,
+ * in_flight and tree_steps say so). `table` (default): all GROUPS groups
+ * are in the table, the hash table is sized for them; `message`: the table
+ * has one group and the others are attached afterwards, as by the attach
+ * message, into the hash table sized for the table's one.
  *
  * run-overhead counts instructions for two numbers of bios and divides the
  * difference by the difference of bios dispatched, so that the set-up drops
@@ -34,7 +35,7 @@
 #include "ioband-sched.h"
 
 #define OUTSTANDING	64	/* bios per group: OUTSTANDING / GROUPS, at least 2 */
-#define IO_LIMIT	0	/* the table's io_limit: the default (automatic) */
+#define IO_LIMIT	0	/* the table's io_limit: none, the window decides */
 #define NS_PER_COMPLETION 1000	/* the device: one completion per microsecond */
 
 struct bio_slot {
@@ -49,7 +50,7 @@ struct bio_slot {
 static bool core_submit(struct ioband_sched *sched, struct bio_slot *slot,
 			u64 now_ns)
 {
-	ioband_sched_item_init(&slot->item, 8, IOBAND_READ);
+	ioband_sched_item_init(&slot->item, 8, IOBAND_READ, 0);
 	return ioband_sched_submit(sched, &slot->group->entity, &slot->item,
 				   now_ns);
 }
@@ -62,8 +63,7 @@ static struct bio_slot *core_next(struct ioband_sched *sched, u64 now_ns)
 static void core_complete(struct ioband_sched *sched, struct bio_slot *slot,
 			  u64 now_ns)
 {
-	(void)now_ns;
-	ioband_sched_complete(sched, &slot->item);
+	ioband_sched_complete(sched, &slot->group->entity, &slot->item, now_ns);
 }
 
 /* The device: a FIFO of every bio in flight (at most all of them). */
