@@ -662,8 +662,9 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 
 	/*
-	 * dm splits bios at IOBAND_MAX_IO_SECTORS boundaries: one bio (a
-	 * writeback bio can cover megabytes) then occupies the device for
+	 * dm splits bios at IOBAND_MAX_IO_SECTORS boundaries, and then at
+	 * the largest request of the device below too: one bio (a writeback
+	 * bio can cover megabytes) then occupies the device for
 	 * milliseconds, not for a quarter of a second of a slow disk, and a
 	 * reader waits behind no more than that.
 	 */
@@ -942,10 +943,10 @@ static void __ioband_emit_stats(struct ioband_c *ic, char *result,
 	       sched->token_base, sched->io_throttle, sched->io_limit,
 	       sched->params.carryover, sched->in_flight, sched->nr_queued,
 	       sched->vtime, ktime_get_ns() - ic->stats_start_ns);
-	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu",
+	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu window_queueing_pct=%u window_probe_sectors=%llu",
 	       w->sectors, w->in_flight_sectors, w->rate / 2, w->min_lat_ns,
 	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
-	       sched->stats.urgent);
+	       sched->stats.urgent, w->queueing * 100 / 256, w->probe_sectors);
 	DMEMIT(" writeback_attribution=%s", IOBAND_WRITEBACK_ATTRIBUTION);
 	ioband_emit_group_stats(&ic->groups.default_group, true, result,
 				maxlen, &sz);

@@ -12,11 +12,15 @@ STACK_MBPS=8
 . /ioband/lib-stack.sh
 
 need_tool cryptsetup cryptsetup-bin
-# aes-xts-plain64: modules, or built in (ecb and aes on 6.12).
-for m in dm-crypt xts ecb aes_generic; do
-	modprobe "$m" 2>/dev/null || grep -q "/${m}.ko" "/lib/modules/$(uname -r)/modules.builtin" ||
-		fail "cannot load kernel module $m"
+# aes-xts-plain64: modules, or built in (ecb and aes on 6.12); AES is
+# aes_generic until 7.x, then aes.
+have_module() {
+	modprobe "$1" 2>/dev/null || grep -q "/$1.ko" "/lib/modules/$(uname -r)/modules.builtin"
+}
+for m in dm-crypt xts ecb; do
+	have_module "$m" || fail "cannot load kernel module $m"
 done
+have_module aes_generic || have_module aes || fail "cannot load kernel module aes_generic or aes"
 trap 'stack_cleanup "iobandctl remove stk-crypt" "cryptsetup close stk-plain" "remove_nullb stkc"' EXIT
 dev=$(stack_nullb stkc 256)
 # A fixed test key: 512 bits, aes-xts-plain64 takes two 256-bit keys.
