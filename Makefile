@@ -10,7 +10,8 @@
 #   make demo       boot a guest and share a device 200:100 between cgroups
 #   make bench      dm-ioband against BFQ, blk-iocost, blk-throttle and plain
 #                   dm-linear, in a guest, on 6.1 and 6.12: bench/results/<kernel>/
-#                   bench.md|csv, plots/, and the README's table (~25 min a kernel)
+#                   bench.md|csv, plots/, samples/, and the README's table
+#                   (3 boots a kernel, about 3 hours in all)
 #   make bench-fairness   the same (an alias, kept from before the peers)
 #   make bench-overhead   instructions per bio; CPU-bound IOPS vs dm-linear
 #   make soak       SOAK_MIN minutes of verified IO under churn, each kernel

@@ -8,7 +8,6 @@
 # the simulator, whose issuers resubmit at once, 3.00:1 on a model of this
 # null_blk).
 # Check leftover:<group>:<its min>:<group>:<its min>:<ratio>.
-BENCH_CONTROLLERS="none ioband"
 BENCH_DEFAULT_SPEC=100:0:0
 : "${BENCH_RANGE_JOB:=--rw=randread --bs=16k --numjobs=4 --iodepth=32}"
 bench_nullb bf-left31 4096 mbps=16
@@ -16,6 +15,6 @@ bench_groups "a:300:1638:0 b:100:1638:0"
 for _n in $BENCH_GROUPS; do eval "JOB_$_n=\$BENCH_RANGE_JOB"; done
 bench_config left31
 bench C left31 range=1 range_checks=reserve:a:1638,reserve:b:1638,leftover:a:1638:b:1638:3
-bench_variants left31 weight-range
+bench_variants left31 none ioband:weight-range
 bench_cleanup_groups
 remove_nullb bf-left31

@@ -1,45 +1,87 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The per-bio work of dm-ioband's core, in a loop, for counting
- * instructions with callgrind: classify (hash lookup of the group),
- * submit, dispatch and complete, with every group backlogged.
+ * The per-bio work of dm-ioband's core under load, in a closed loop, for
+ * counting instructions (callgrind) and time (TSC ticks, run natively):
+ * classify (the hash lookup of the group), submit, dispatch, complete.
  *
- *   core-cost GROUPS BIOS [weight|weight-iosize|weight-range]
+ *   core-cost GROUPS BIOS [weight|weight-iosize|weight-range] [table|message]
  *
- * run-overhead runs it twice per group count, with two numbers of bios,
- * and divides the difference of the instruction counts by the difference
- * of bios dispatched, so that the set-up cost drops out.
+ * Every group owns SLOTS bios (64 / GROUPS, at least 2) and keeps all of
+ * them outstanding: they are all submitted at the start, and each
+ * completion's bio is submitted again at once by its group. The device
+ * takes what the scheduler dispatches and completes it in order, one per
+ * step (NS_PER_COMPLETION of the harness's clock), so the scheduler keeps
+ * its window full, the window it learns from these completions, and holds
+ * the rest: every group is backlogged all the time (the output's queued,
+ * in_flight and tree_steps say so). `table` (default): all GROUPS groups
+ * are in the table, the hash table is sized for them; `message`: the table
+ * has one group and the others are attached afterwards, as by the attach
+ * message, into the hash table sized for the table's one.
+ *
+ * run-overhead counts instructions for two numbers of bios and divides the
+ * difference by the difference of bios dispatched, so that the set-up drops
+ * out; the TSC ticks are measured here around the loop only.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#endif
 
 #include "ioband-core.h"
 #include "ioband-sched.h"
 
-/* Bios each group may have outstanding: 64 in all, at least 2 each. */
-#define OUTSTANDING	64
-#define IO_LIMIT	32
-
-enum slot_state { SLOT_FREE, SLOT_HELD, SLOT_IN_FLIGHT };
+#define OUTSTANDING	64	/* bios per group: OUTSTANDING / GROUPS, at least 2 */
+#define IO_LIMIT	0	/* the table's io_limit: none, the window decides */
+#define NS_PER_COMPLETION 1000	/* the device: one completion per microsecond */
 
 struct bio_slot {
 	struct ioband_sched_item item;	/* first: the core hands it back */
-	enum slot_state state;
-	unsigned int group;
-	struct bio_slot *next_free;	/* the group's free slots */
+	struct ioband_group *group;
 };
 
-static struct bio_slot **free_slots;	/* per group */
+/*
+ * The scheduler's calls, in one place: its interface is being reworked
+ * (issue 16), and this is what has to follow it.
+ */
+static bool core_submit(struct ioband_sched *sched, struct bio_slot *slot,
+			u64 now_ns)
+{
+	ioband_sched_item_init(&slot->item, 8, IOBAND_READ, 0);
+	return ioband_sched_submit(sched, &slot->group->entity, &slot->item,
+				   now_ns);
+}
 
-/* The device: completes in the order it was given bios. */
-static struct bio_slot *device[IO_LIMIT];
-static unsigned int device_head, device_count;
+static struct bio_slot *core_next(struct ioband_sched *sched, u64 now_ns)
+{
+	return (struct bio_slot *)ioband_sched_next(sched, NULL, now_ns);
+}
+
+static void core_complete(struct ioband_sched *sched, struct bio_slot *slot,
+			  u64 now_ns)
+{
+	ioband_sched_complete(sched, &slot->group->entity, &slot->item, now_ns);
+}
+
+/* The device: a FIFO of every bio in flight (at most all of them). */
+static struct bio_slot **device;
+static unsigned int device_size, device_head, device_count;
 
 static void device_add(struct bio_slot *slot)
 {
-	slot->state = SLOT_IN_FLIGHT;
-	device[(device_head + device_count++) % IO_LIMIT] = slot;
+	device[(device_head + device_count++) % device_size] = slot;
+}
+
+static struct bio_slot *device_take(void)
+{
+	struct bio_slot *slot = device[device_head];
+
+	device_head = (device_head + 1) % device_size;
+	device_count--;
+	return slot;
 }
 
 static u64 lcg_state = 88172645463325252ULL;
@@ -50,21 +92,48 @@ static u32 next_random(void)
 	return (u32)(lcg_state >> 33);
 }
 
+static u64 ticks(void)
+{
+#ifdef HAVE_TSC
+	return __rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+#endif
+}
+
+/* cgroup ids are inode numbers: sparse, increasing. */
+static u64 group_id(unsigned int i)
+{
+	return 4000 + 7ULL * i;
+}
+
+static void attach(struct ioband_sched *sched, struct ioband_group_set *set,
+		   struct ioband_group *group, unsigned int i)
+{
+	group->id = group_id(i);
+	ioband_group_attach(set, group);
+	ioband_sched_entity_init(sched, &group->entity,
+				 1 + next_random() % IOBAND_MAX_WEIGHT);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int nr_groups, i, hash_bits, nr_slots, per_group;
+	unsigned int nr_groups, i, nr_slots, per_group, in_table;
 	enum ioband_policy policy = IOBAND_POLICY_WEIGHT;
+	unsigned long long nr_bios, n, queued_sum = 0, flight_sum = 0;
 	struct ioband_sched_params params;
 	struct ioband_group_set set;
 	struct ioband_group **buckets;
 	struct ioband_group *groups;
 	struct ioband_sched sched;
-	struct bio_slot *slots;
-	unsigned long long nr_bios, n;
-	u64 now_ns = 0;
+	struct bio_slot *slots, *slot;
+	u64 now_ns = 0, t0, t1, steps0, disp0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: core-cost GROUPS BIOS [weight|weight-iosize|weight-range]\n");
+		fprintf(stderr, "usage: core-cost GROUPS BIOS [weight|weight-iosize|weight-range] [table|message]\n");
 		return 2;
 	}
 	nr_groups = strtoul(argv[1], NULL, 10);
@@ -73,69 +142,69 @@ int main(int argc, char **argv)
 		policy = IOBAND_POLICY_WEIGHT_IOSIZE;
 	else if (argc > 3 && !strcmp(argv[3], "weight-range"))
 		policy = IOBAND_POLICY_WEIGHT_RANGE;
+	in_table = argc > 4 && !strcmp(argv[4], "message") ? 1 : nr_groups;
 	if (!nr_groups || !nr_bios)
 		return 2;
 
 	ioband_sched_params_default(&params, policy);
 	params.io_limit = IO_LIMIT;
-	params.io_throttle = 4;
 	ioband_sched_init(&sched, &params);
 
-	hash_bits = ioband_hash_bits_for(nr_groups);
-	buckets = calloc(1U << hash_bits, sizeof(*buckets));
-	groups = calloc(nr_groups, sizeof(*groups));
 	per_group = nr_groups < OUTSTANDING / 2 ? OUTSTANDING / nr_groups : 2;
 	nr_slots = nr_groups * per_group;
+	buckets = calloc(1U << ioband_hash_bits_for(in_table), sizeof(*buckets));
+	groups = calloc(nr_groups, sizeof(*groups));
 	slots = calloc(nr_slots, sizeof(*slots));
-	free_slots = calloc(nr_groups, sizeof(*free_slots));
-	if (!buckets || !groups || !slots || !free_slots)
+	device_size = nr_slots;
+	device = calloc(device_size, sizeof(*device));
+	if (!buckets || !groups || !slots || !device)
 		return 1;
+	ioband_group_set_init(&set, buckets, ioband_hash_bits_for(in_table));
+	for (i = 0; i < nr_groups; i++)
+		attach(&sched, &set, &groups[i], i);
+
+	/* Every slot outstanding: what the window does not take is held. */
 	for (i = 0; i < nr_slots; i++) {
-		slots[i].group = i / per_group;
-		slots[i].next_free = free_slots[slots[i].group];
-		free_slots[slots[i].group] = &slots[i];
+		slot = &slots[i];
+		slot->group = ioband_group_find(&set, group_id(i / per_group));
+		if (core_submit(&sched, slot, now_ns))
+			device_add(slot);
 	}
-	ioband_group_set_init(&set, buckets, hash_bits);
-	for (i = 0; i < nr_groups; i++) {
-		/* cgroup ids are inode numbers: sparse, increasing. */
-		groups[i].id = 4000 + 7ULL * i;
-		ioband_group_attach(&set, &groups[i]);
-		ioband_sched_entity_init(&sched, &groups[i].entity,
-					 1 + next_random() % IOBAND_MAX_WEIGHT);
-	}
+	while ((slot = core_next(&sched, now_ns)))
+		device_add(slot);
 
-	for (n = 0; n < nr_bios; n++) {
-		struct ioband_sched_item *item;
-		struct ioband_group *group;
-		struct bio_slot *slot;
-		u32 g = next_random() % nr_groups;
-
-		now_ns += 1000;
-		if (device_count == IO_LIMIT) {
-			slot = device[device_head];
-			device_head = (device_head + 1) % IO_LIMIT;
-			device_count--;
-			ioband_sched_complete(&sched, &slot->item);
-			slot->state = SLOT_FREE;
-			slot->next_free = free_slots[slot->group];
-			free_slots[slot->group] = slot;
-		}
-		group = ioband_group_find(&set, 4000 + 7ULL * g);
-		slot = free_slots[g];
-		if (slot) {
-			free_slots[g] = slot->next_free;
-			ioband_sched_item_init(&slot->item, 8, IOBAND_READ);
-			slot->state = SLOT_HELD;
-			if (ioband_sched_submit(&sched, &group->entity,
-						&slot->item, now_ns))
-				device_add(slot);
-		}
-		while ((item = ioband_sched_next(&sched, NULL, now_ns)))
-			device_add((struct bio_slot *)item);
+	steps0 = sched.stats.tree_steps;
+	disp0 = sched.stats.dispatched;
+	t0 = ticks();
+	for (n = 0; n < nr_bios && device_count; n++) {
+		now_ns += NS_PER_COMPLETION;
+		slot = device_take();
+		core_complete(&sched, slot, now_ns);
+		/* Its group submits it again at once, classified anew. */
+		slot->group = ioband_group_find(&set, slot->group->id);
+		if (core_submit(&sched, slot, now_ns))
+			device_add(slot);
+		while ((slot = core_next(&sched, now_ns)))
+			device_add(slot);
+		queued_sum += sched.nr_queued;
+		flight_sum += sched.in_flight;
 	}
-	printf("groups %u bios %llu dispatched %llu\n", nr_groups, nr_bios,
-	       (unsigned long long)sched.stats.dispatched);
-	free(free_slots);
+	t1 = ticks();
+	if (n < nr_bios) {
+		fprintf(stderr, "core-cost: the device ran dry after %llu bios\n", n);
+		return 1;
+	}
+	printf("groups %u bios %llu dispatched %llu queued %.1f in_flight %.1f tree_steps %.2f %s %.1f\n",
+	       nr_groups, nr_bios, (unsigned long long)sched.stats.dispatched,
+	       (double)queued_sum / n, (double)flight_sum / n,
+	       (double)(sched.stats.tree_steps - steps0) / (sched.stats.dispatched - disp0),
+#ifdef HAVE_TSC
+	       "tsc_per_bio",
+#else
+	       "ns_per_bio",
+#endif
+	       (double)(t1 - t0) / n);
+	free(device);
 	free(slots);
 	free(groups);
 	free(buckets);

@@ -1,65 +1,110 @@
 #!/bin/sh
-# CPU-bound overhead: 4k random reads from an uncapped null_blk through
-# dm-linear and through ioband with 1, 8, 64 and 1000 attached cgroups
-# (the reader in the last of them), and 10,000 attached by message (the
-# reader in the first), in the same boot, alternating. Prints
-# "@@OVERHEAD <groups> linear|ioband <IOPS of each repetition>..." lines.
+# CPU-bound overhead with every group backlogged: 4 KiB random reads from
+# an uncapped null_blk, so that the guest's CPU is the bottleneck, by N
+# cgroups at once (N of OVERHEAD_GROUPS, each its own fio, iodepth
+# max(4, 64 / N)), through dm-linear and through ioband with those N groups
+# attached, in the same boot. The IOPS are the null_blk's reads completed
+# over OVERHEAD_WINDOW seconds that start once every group's IO is seen
+# moving (32 fio processes take seconds to start in a TCG guest: fio's own
+# figures would cover times when not all of them ran). OVERHEAD_REPS pairs
+# per N; within a pair the two devices run back to back, in alternating
+# order (linear first in odd pairs, ioband first in even ones), so that a
+# slow spell of the host (a TCG guest's CPU is a host thread) hits both
+# alike. Prints "@@OVERHEAD <N> <pair> <linear IOPS> <ioband IOPS>" lines.
 . /ioband/lib.sh
 set -eu
 
-RUNTIME=${OVERHEAD_RUNTIME:-8}
-REPS=${OVERHEAD_REPS:-3}
+WINDOW=${OVERHEAD_WINDOW:-4}
+REPS=${OVERHEAD_REPS:-10}
+NGROUPS=${OVERHEAD_GROUPS:-1 8 32}
 dev=$(make_nullb ovh 1024)
 size=$(blockdev --getsz "$dev")
+stat=/sys/dev/block/$(dev_majmin "$dev")/stat
 
-iops() { # DEVICE CGROUP: read IOPS of the job, run in CGROUP
-	cg_run "$2" fio --name=ovh --filename="$1" --direct=1 --ioengine=libaio \
-		--iodepth=32 --numjobs=2 --rw=randread --bs=4k --time_based \
-		--runtime="$RUNTIME" --ramp_time=2 --group_reporting \
-		--output-format=terse --output=ovh.terse
-	cut -d';' -f8 ovh.terse
+# cg_empty CGROUP: no process in it (cgroupfs files have no size: read it).
+cg_empty() { [ -z "$(cat "$CGROOT/$1/cgroup.procs")" ]; }
+
+# reads CGROUP MAJ:MIN: the reads io.stat counts for the group on the device.
+reads() {
+	sed -n "s/^$2 .*rios=\([0-9]*\).*/\1/p" "$CGROOT/$1/io.stat" | awk '{ n += $1 } END { print n + 0 }'
 }
 
-# measure LABEL READER: the IOPS of the reader's cgroup on dm-linear and on
-# ovh-ioband, REPS times each, alternated so that a slow spell of the host
-# (a TCG guest's CPU is a host thread) hits both alike; removes both.
-measure() {
-	dm_create ovh-linear "0 $size linear $dev 0" >/dev/null
-	linear='' ioband=''
-	r=0
-	while [ $r -lt "$REPS" ]; do
-		linear="$linear $(iops /dev/mapper/ovh-linear "$2")"
-		ioband="$ioband $(iops /dev/mapper/ovh-ioband "$2")"
-		r=$((r + 1))
+# all_reading N MAJ:MIN: each of the N groups has read more than base.txt's
+# line for it says.
+all_reading() {
+	_j=0
+	while [ "$_j" -lt "$1" ]; do
+		[ "$(reads "ovh/g$_j" "$2")" -gt "$(sed -n "$((_j + 1))p" base.txt)" ] || return 1
+		_j=$((_j + 1))
 	done
-	dmsetup remove ovh-linear
-	dmsetup remove ovh-ioband
-	echo "@@OVERHEAD $1 linear$linear"
-	echo "@@OVERHEAD $1 ioband$ioband"
+}
+
+# iops DEVICE N DEPTH: the IOPS of N fio readers at once, one per cgroup.
+iops() {
+	_mm=$(dev_majmin "$1")
+	: >base.txt
+	_i=0
+	while [ "$_i" -lt "$2" ]; do
+		reads "ovh/g$_i" "$_mm" >>base.txt
+		_i=$((_i + 1))
+	done
+	_i=0
+	_pids=
+	while [ "$_i" -lt "$2" ]; do
+		cg_run "ovh/g$_i" fio --name="g$_i" --filename="$1" --direct=1 --ioengine=libaio \
+			--iodepth="$3" --numjobs=1 --rw=randread --bs=4k --norandommap --randrepeat=0 \
+			--time_based --runtime=300 --output=/dev/null >/dev/null 2>&1 &
+		_pids="$_pids $!"
+		_i=$((_i + 1))
+	done
+	# 32 fio processes take more than 10 s to start in the emulated guest.
+	wait_for 120 all_reading "$2" "$_mm"
+	sleep 1
+	_t0=$(cut -d' ' -f1 /proc/uptime) _c0=$(awk '{ print $1 }' "$stat")
+	sleep "$WINDOW"
+	_t1=$(cut -d' ' -f1 /proc/uptime) _c1=$(awk '{ print $1 }' "$stat")
+	# Every process of the groups' cgroups goes (the pids above are the
+	# shells that run fio, not fio's job processes, which hold the device).
+	_i=0
+	while [ "$_i" -lt "$2" ]; do
+		echo 1 >"$CGROOT/ovh/g$_i/cgroup.kill"
+		wait_for 30 cg_empty "ovh/g$_i"
+		_i=$((_i + 1))
+	done
+	for _p in $_pids; do wait "$_p" 2>/dev/null || :; done
+	awk -v a="$_c0" -v b="$_c1" -v t0="$_t0" -v t1="$_t1" 'BEGIN { printf "%.0f\n", (b - a) / (t1 - t0) }'
 }
 
 cg_create ovh
-for n in 1 8 64 1000; do
+for n in $NGROUPS; do
 	groups=
 	i=0
-	while [ $i -lt $n ]; do
-		[ -d /sys/fs/cgroup/ovh/g$i ] || mkdir /sys/fs/cgroup/ovh/g$i
-		groups="$groups $(cg_id ovh/g$i):$((1 + i % 500))"
+	while [ "$i" -lt "$n" ]; do
+		[ -d "$CGROOT/ovh/g$i" ] || cg_create "ovh/g$i"
+		groups="$groups $(cg_id "ovh/g$i"):100"
 		i=$((i + 1))
 	done
+	depth=$((64 / n))
+	[ "$depth" -ge 4 ] || depth=4
+	dm_create ovh-linear "0 $size linear $dev 0" >/dev/null
 	# shellcheck disable=SC2086 # one word per group
 	dm_create ovh-ioband "0 $size ioband $dev ovh 0 0 cgroup weight 0 :100$groups" >/dev/null
-	measure "$n" "ovh/g$((n - 1))"
+	r=1
+	while [ "$r" -le "$REPS" ]; do
+		if [ $((r % 2)) = 1 ]; then
+			l=$(iops /dev/mapper/ovh-linear "$n" "$depth")
+			b=$(iops /dev/mapper/ovh-ioband "$n" "$depth")
+		else
+			b=$(iops /dev/mapper/ovh-ioband "$n" "$depth")
+			l=$(iops /dev/mapper/ovh-linear "$n" "$depth")
+		fi
+		echo "@@OVERHEAD $n $r $l $b"
+		r=$((r + 1))
+	done
+	echo "@@OVERHEAD-STATS $n $(dmsetup message ovh-ioband 0 stats | head -n 1)"
+	dmsetup remove ovh-linear
+	dmsetup remove ovh-ioband
 done
-# 10,000 groups attached one message at a time, as iobandctl attaches
-# them, the reader's first: the group index must grow with them (one sized
-# at load for none kept 64 buckets, some 156 groups a chain).
-dm_create ovh-ioband "0 $size ioband $dev ovh 0 0 cgroup weight 0 :100" >/dev/null
-dmsetup message ovh-ioband 0 attach "$(cg_id ovh/g0):1"
-i=1
-while [ $i -lt 10000 ]; do
-	dmsetup message ovh-ioband 0 attach "$((1000000 + i)):$((1 + i % 500))"
-	i=$((i + 1))
-done
-measure 10000-by-message ovh/g0
 remove_nullb ovh
+for g in "$CGROOT"/ovh/g*; do rmdir "$g"; done
+cg_remove ovh
