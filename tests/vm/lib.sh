@@ -194,6 +194,25 @@ _ios() { # DEV [CGROUP]: IOs completed on DEV (by CGROUP)
 }
 _ios_above() { [ "$(_ios "$2" "${3:-}")" -gt "$1" ]; } # N DEV [CGROUP]
 
+# stop_fio PID...: end these fio parents (background jobs of this shell,
+# fio itself or a cg_run subshell whose child it is) the way Ctrl-C does
+# (fio stops its jobs once their bios complete; signalling the jobs
+# themselves once left one stuck), and wait for them, so that the
+# devices they had open can be removed. A background job of a
+# non-interactive shell ignores SIGINT, so the subshell is not the one
+# to signal. The harness's timeout bounds the wait.
+stop_fio() {
+	for _pid; do
+		if [ "$(cat "/proc/$_pid/comm" 2>/dev/null)" = fio ]; then
+			kill -INT "$_pid" 2>/dev/null || :
+		else
+			# shellcheck disable=SC2046 # one pid a word
+			kill -INT $(children_of "$_pid") 2>/dev/null || :
+		fi
+	done
+	wait "$@" 2>/dev/null || :
+}
+
 # ---- processes ----
 # proc_stats, proc_table, children_of, uptime_cs, poll: lib-proc.sh.
 # shellcheck source=lib-proc.sh

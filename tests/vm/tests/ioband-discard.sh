@@ -34,11 +34,7 @@ cg_run dc-r fio --name=read --filename=/dev/mapper/dc --rw=randread --bs=4k \
 	--direct=1 --ioengine=libaio --numjobs=4 --iodepth=16 --size=256M \
 	--time_based --runtime=600 --output=/dev/null >/dev/null 2>&1 &
 read_pid=$!
-stop() {
-	kill "$trim_pid" "$read_pid" 2>/dev/null || :
-	killall -q fio 2>/dev/null || :
-	wait "$trim_pid" "$read_pid" 2>/dev/null || :
-}
+stop() { stop_fio "$trim_pid" "$read_pid"; }
 trap stop EXIT
 sleep "$(scaled 3)"
 t0=$(group_field "$t" 6) r0=$(group_field "$r" 3) d0=$(group_field "$t" 5)

@@ -36,8 +36,8 @@ fallocate -l 256M /mnt/ur/big 2>/dev/null ||
 sync
 
 cold_walk() { # print the walk's time in hundredths of a second
-	umount /mnt/ur
-	mount -t ext4 /dev/mapper/ur /mnt/ur
+	sync
+	echo 3 >/proc/sys/vm/drop_caches	# inodes, dentries, metadata blocks
 	t0=$(uptime_cs)
 	cg_run ur-m sh -c 'find /mnt/ur/tree -type f | xargs stat >/dev/null'
 	echo $(($(uptime_cs) - t0))
@@ -51,11 +51,7 @@ cg_run ur-w fio --name=w --filename=/mnt/ur/big --rw=randwrite --bs=4k \
 	--direct=1 --ioengine=libaio --numjobs=8 --iodepth=32 --time_based \
 	--runtime=600 --output=/dev/null >/dev/null 2>&1 &
 fio_pid=$!
-stop() {
-	kill "$fio_pid" 2>/dev/null || :
-	killall -q fio 2>/dev/null || :
-	wait "$fio_pid" 2>/dev/null || :
-}
+stop() { stop_fio "$fio_pid"; }
 trap stop EXIT
 writer_held() { dmsetup message ur 0 stats | grep -q "group=$w .* queued=[1-9]"; }
 wait_for 30 writer_held
