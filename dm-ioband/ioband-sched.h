@@ -77,9 +77,6 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 #define IOBAND_WINDOW_RATE_PERIODS	8
 #define IOBAND_WINDOW_MIN_LAT_NS	(10ULL * 1000 * 1000 * 1000)
 #define IOBAND_WINDOW_SIZE_CLASSES	12
-#define IOBAND_WINDOW_PROBE_PERIODS	2
-#define IOBAND_WINDOW_HOLD_PERIODS	8
-#define IOBAND_WINDOW_MAX_HOLD_PERIODS	64
 
 /*
  * How long a group whose queue ran empty stays competing after its last
@@ -266,20 +263,6 @@ struct ioband_window {
 	 * before the first (section 15).
 	 */
 	u32 queueing;
-	/*
-	 * The probe (section 14): the window is at least probe_sectors, which
-	 * steps up while a full window's rate rises with it and down while
-	 * the rate does not fall. full_now: a bio was held for want of room in
-	 * the current period.
-	 */
-	bool full_now, probing, probe_up;
-	u64 probe_sectors;
-	u64 probe_base_sectors;	/* the size the step left */
-	u64 probe_base_rate;	/* the best rate at that size */
-	u64 probe_rate_sum;	/* of the full periods of the step */
-	u64 probe_items;	/* completed in them */
-	u32 probe_periods;	/* full periods of the step, or of the hold */
-	u32 probe_hold;		/* full periods to hold before the next step */
 	u64 period_rates[IOBAND_WINDOW_RATE_PERIODS];
 	u32 period_index;
 	u64 periods;		/* periods measured */

@@ -114,8 +114,6 @@ static const struct domain_metric domain_metrics[] = {
 	  "IOs sent down at once as urgent (metadata, swap, journal)." },
 	{ "window_queueing_pct", "ioband_domain_window_queueing_percent", 0, 1,
 	  "Latency over least latency in the latest period (100: no queue)." },
-	{ "window_probe_sectors", "ioband_domain_window_probe_bytes", 0, 512,
-	  "What the window's probe found keeps the device busy." },
 };
 
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
