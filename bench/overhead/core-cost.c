@@ -16,7 +16,9 @@
  * in_flight and tree_steps say so). `table` (default): all GROUPS groups
  * are in the table, the hash table is sized for them; `message`: the table
  * has one group and the others are attached afterwards, as by the attach
- * message, into the hash table sized for the table's one.
+ * message, into a hash table sized for the table's one that doubles once
+ * it holds more than 3/4 of its buckets' groups, as the kernel's
+ * rhashtable does.
  *
  * run-overhead counts instructions for two numbers of bios and divides the
  * difference by the difference of bios dispatched, so that the set-up drops
@@ -110,13 +112,35 @@ static u64 group_id(unsigned int i)
 	return 4000 + 7ULL * i;
 }
 
-static void attach(struct ioband_sched *sched, struct ioband_group_set *set,
-		   struct ioband_group *group, unsigned int i)
+/* The group index: grown, as the kernel's, past 3/4 of a group a bucket. */
+static struct ioband_group_table table;
+
+static int table_grow(const struct ioband_group_set *set)
+{
+	unsigned int bits = table.hash_bits + 1;
+	struct ioband_group **buckets = calloc(1U << bits, sizeof(*buckets));
+	struct ioband_group *group;
+
+	if (!buckets)
+		return -1;
+	free(table.buckets);
+	ioband_group_table_init(&table, buckets, bits);
+	for (group = set->first; group; group = group->next)
+		ioband_group_table_insert(&table, group);
+	return 0;
+}
+
+static int attach(struct ioband_sched *sched, struct ioband_group_set *set,
+		  struct ioband_group *group, unsigned int i)
 {
 	group->id = group_id(i);
-	ioband_group_attach(set, group);
+	ioband_group_set_add(set, group);
+	ioband_group_table_insert(&table, group);
 	ioband_sched_entity_init(sched, &group->entity,
 				 1 + next_random() % IOBAND_MAX_WEIGHT);
+	if (set->nr_groups > 3 * (1U << table.hash_bits) / 4)
+		return table_grow(set);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -128,6 +152,7 @@ int main(int argc, char **argv)
 	struct ioband_group_set set;
 	struct ioband_group **buckets;
 	struct ioband_group *groups;
+	unsigned int bits;
 	struct ioband_sched sched;
 	struct bio_slot *slots, *slot;
 	u64 now_ns = 0, t0, t1, steps0, disp0;
@@ -152,21 +177,25 @@ int main(int argc, char **argv)
 
 	per_group = nr_groups < OUTSTANDING / 2 ? OUTSTANDING / nr_groups : 2;
 	nr_slots = nr_groups * per_group;
-	buckets = calloc(1U << ioband_hash_bits_for(in_table), sizeof(*buckets));
+	bits = ioband_hash_bits_for(in_table);
+	buckets = calloc(1U << bits, sizeof(*buckets));
 	groups = calloc(nr_groups, sizeof(*groups));
 	slots = calloc(nr_slots, sizeof(*slots));
 	device_size = nr_slots;
 	device = calloc(device_size, sizeof(*device));
 	if (!buckets || !groups || !slots || !device)
 		return 1;
-	ioband_group_set_init(&set, buckets, ioband_hash_bits_for(in_table));
+	ioband_group_set_init(&set);
+	ioband_group_table_init(&table, buckets, bits);
 	for (i = 0; i < nr_groups; i++)
-		attach(&sched, &set, &groups[i], i);
+		if (attach(&sched, &set, &groups[i], i))
+			return 1;
 
 	/* Every slot outstanding: what the window does not take is held. */
 	for (i = 0; i < nr_slots; i++) {
 		slot = &slots[i];
-		slot->group = ioband_group_find(&set, group_id(i / per_group));
+		slot->group = ioband_group_table_find(&table,
+						      group_id(i / per_group));
 		if (core_submit(&sched, slot, now_ns))
 			device_add(slot);
 	}
@@ -181,7 +210,7 @@ int main(int argc, char **argv)
 		slot = device_take();
 		core_complete(&sched, slot, now_ns);
 		/* Its group submits it again at once, classified anew. */
-		slot->group = ioband_group_find(&set, slot->group->id);
+		slot->group = ioband_group_table_find(&table, slot->group->id);
 		if (core_submit(&sched, slot, now_ns))
 			device_add(slot);
 		while ((slot = core_next(&sched, now_ns)))
@@ -207,6 +236,6 @@ int main(int argc, char **argv)
 	free(device);
 	free(slots);
 	free(groups);
-	free(buckets);
+	free(table.buckets);
 	return 0;
 }
