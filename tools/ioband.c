@@ -404,7 +404,9 @@ int ioband_parse_params(const char *params, struct ioband_table_args *out)
 	t.token_base = table_number(argv[6]);
 	t.default_weight = IOBAND_DEFAULT_WEIGHT;
 	for (i = 0; i < parsed.nr_group_args; i++) {
-		ioband_parse_group_arg(parsed.group_args[i], parsed.spec, 0, &arg);
+		/* The policy's form or the full one (a table keeps both). */
+		if (ioband_parse_table_group(&parsed, i, &arg))
+			goto out;
 		g.weight = ioband_spec_has_weight(arg.spec) ? arg.weight :
 							      IOBAND_DEFAULT_WEIGHT;
 		g.min_kbps = arg.min_kbps;

@@ -1481,6 +1481,14 @@ static void test_range_tables(void)
 		if (!failed)
 			ioband_table_free(&t);
 	}
+	/* The full form's group is kept, weight and range (apply needs it). */
+	CHECK(ioband_parse_params(full[1], &t) == 0);
+	if (!failed) {
+		CHECK(t.nr_weights == 1 && t.weights[0].id == 12 &&
+		      t.weights[0].weight == 5 && t.weights[0].min_kbps == 6 &&
+		      t.weights[0].max_kbps == 7);
+		ioband_table_free(&t);
+	}
 	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		if (ioband_parse_params(bad[i], &t) != -EINVAL) {
 			fprintf(stderr, "    accepted: \"%s\"\n", bad[i]);
