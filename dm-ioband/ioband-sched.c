@@ -447,9 +447,18 @@
  * Only groups whose bios have tended to come within IOBAND_IDLE_NS of
  * their previous event wait at all: the mean gap before a bio that finds
  * the group's queue empty is kept per group (over about eight, each
- * counted at most 8 ms), and a group whose mean exceeds 2 ms never makes
- * the others wait. A reader that thinks for 3 ms between IOs therefore
- * costs nothing; one that comes back within 2 ms gets its share.
+ * counted at most 8 ms; a group's first bio counts 0), and a group whose
+ * mean exceeds 2 ms never makes the others wait. A reader that thinks
+ * for 3 ms between IOs therefore costs nothing; one that comes back
+ * within 2 ms gets its share. Nor does a group wait whose mean gap is
+ * over IOBAND_WAIT_LATENCIES (2) of the device's mean latency in the
+ * latest period: waiting for it would idle the device for more IOs than
+ * the group gets back. A disk (8 ms an IO) and null_blk's mbps= cap
+ * (hundreds of microseconds on average) wait for a reader that comes
+ * back within tens of microseconds; a device that completes in 10 us
+ * does not wait for one that thinks 100 us, nor does a device faster
+ * than the CPU that feeds it, whose submitters' gaps are those of the
+ * CPU's scheduler.
  *
  * Waiting is only worth it when what the others would get is taken from
  * the waiting group: when the device queues our bios. A device with
@@ -484,16 +493,7 @@
  * flight: there the weights hold only for groups that keep more than one
  * IO outstanding. The range policies do not wait: their tags run on
  * real time.
- *
- * Where it costs the most, unsolved: a device faster than the CPU that
- * feeds it. On an uncapped null_blk in a 2-vCPU TCG guest, two groups at
- * 1 x 32 each get 21,000-29,000 IOPS through ioband against 100,000-
- * 126,000 through dm-linear: its completions jitter far beyond 1.25 of
- * the least latency, so the dispatcher waits, and a group is "next" while
- * its fio thread waits for a CPU. With waiting off (an experiment) the
- * same load got 76% of dm-linear; a window of 256 sectors with waiting
- * on did not help, nor did bounding the wait to 250 us of an empty
- * device. The bench's uncapped scenario shows the loss.
+
  *
  * 16. What nobody may wait for, and what costs by size
  *
@@ -951,13 +951,18 @@ ioband_sched_dequeue(struct ioband_sched *sched, struct ioband_sched_entity *e)
 /*
  * May @e stay competing once its queue is empty (section 15)? Under the
  * weight policies, outside passthrough, when bios have tended to reach
- * it within IOBAND_IDLE_NS of its previous event.
+ * it within IOBAND_IDLE_NS of its previous event, and within
+ * IOBAND_WAIT_LATENCIES of the device's mean latency (once measured):
+ * a wait longer than what an IO takes idles more than it gives.
  */
 static bool ioband_sched_may_wait(const struct ioband_sched *sched,
 				  const struct ioband_sched_entity *e)
 {
+	u64 lat = sched->window.mean_lat_ns;
+
 	return !ioband_sched_range(sched) && !sched->passthrough &&
-	       e->attached && e->think_ns <= IOBAND_IDLE_NS;
+	       e->attached && e->think_ns <= IOBAND_IDLE_NS &&
+	       (!lat || e->think_ns <= IOBAND_WAIT_LATENCIES * lat);
 }
 
 /* @e has been silent for IOBAND_IDLE_NS: it no longer competes. */
@@ -1520,7 +1525,8 @@ static void ioband_sched_note_arrival(struct ioband_sched *sched,
 {
 	u64 gap = sched->now - e->active_ns;
 
-	if (ioband_vt_before(sched->now, e->active_ns))
+	/* A first bio follows no event of the group's own. */
+	if (!e->active_ns || ioband_vt_before(sched->now, e->active_ns))
 		gap = 0;
 	if (gap > 4 * IOBAND_IDLE_NS)
 		gap = 4 * IOBAND_IDLE_NS;
@@ -1842,8 +1848,11 @@ static void ioband_window_end_period(struct ioband_window *w, u64 now)
 		c->period_items = 0;
 		c->period_min_lat_ns = 0;
 	}
-	if (w->period_items)
+	if (w->period_items) {
 		w->min_lat_ns = ioband_div64(lat, w->period_items);
+		w->mean_lat_ns = ioband_div64(w->period_lat_ns,
+					      w->period_items);
+	}
 	if (w->period_least_ns)
 		w->queueing = ioband_div64(w->period_lat_ns << 8,
 					   w->period_least_ns);

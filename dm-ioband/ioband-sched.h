@@ -84,6 +84,11 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * for one group's sake at a time.
  */
 #define IOBAND_IDLE_NS			(2ULL * 1000 * 1000)
+/*
+ * A group waits only if its bios come back within this many of the
+ * device's mean latencies (section 15).
+ */
+#define IOBAND_WAIT_LATENCIES		2
 
 /* The most waiting groups the dispatcher looks past for a backlogged one. */
 #define IOBAND_WAIT_SKIP		8
@@ -266,6 +271,7 @@ struct ioband_window {
 	u64 period_rates[IOBAND_WINDOW_RATE_PERIODS];
 	u32 period_index;
 	u64 periods;		/* periods measured */
+	u64 mean_lat_ns;	/* of the latest period's items, 0: none yet */
 	struct ioband_window_class classes[IOBAND_WINDOW_SIZE_CLASSES];
 };
 

@@ -1908,9 +1908,11 @@ TEST(competing_group_with_long_think_time_never_waits)
 	/*
 	 * quick, in the same place, holds B back, on a device that queues
 	 * our bios (section 15: nobody waiting is passed over there; these
-	 * completions, one at a time, measured no queue).
+	 * completions, one at a time, measured no queue) and whose IOs take
+	 * 1 ms: quick comes back within two of them.
 	 */
 	s.window.queueing = 2 * IOBAND_NO_QUEUEING;
+	s.window.mean_lat_ns = 1 * MS;
 	ioband_sched_item_init(&it, 1, IOBAND_READ, 0);
 	CHECK(ioband_sched_submit(&s, quick, &it, t + 200000));
 	CHECK(quick->waiting && s.ptree.leftmost == &quick->pnode);
@@ -2017,6 +2019,50 @@ TEST(competing_groups_get_their_weight_at_low_depth)
 		CHECK(fabs(ratio - 8) <= 0.02 * 8);
 		/* Waiting, not the window, held B back at depth 1. */
 		CHECK(k || pp.sched.stats.idle_waits > idle_waits);
+		CHECK(pipe_violations(&pp) == 0);
+		pipe_free(&pp);
+	}
+}
+
+/*
+ * A reader of weight 800 with one IO outstanding that thinks 100 us
+ * between IOs, beside a deep writer of weight 100, on a device that
+ * serves one IO at a time. At 10 us an IO (10 to 20 us of latency with
+ * the window's two in flight) waiting for the reader would idle the
+ * device for ten IOs each time: its think time is over
+ * IOBAND_WAIT_LATENCIES (2) of the device's mean latency, it never waits,
+ * and the device never idles with the writer's items held. At 100 us an
+ * IO the reader comes back within that, and it waits.
+ */
+TEST(competing_group_waits_only_within_two_latencies)
+{
+	static const u64 ns_per_sector[] = { 1250, 12500 };
+	u32 k;
+
+	for (k = 0; k < 2; k++) {
+		struct ioband_sched_params p;
+		struct pipe pp;
+
+		params_for(&p, IOBAND_POLICY_WEIGHT, 0, 2);
+		pipe_init(&pp, 2, &p);
+		pp.grp[0].weight = 800;
+		pp.grp[0].think_ns = 100000;
+		pp.grp[1].weight = 100;
+		pp.grp[1].depth = 16;
+		pp.latency_ns = ns_per_sector[k] * 8;
+		pp.ns_per_sector = ns_per_sector[k];
+		pipe_start(&pp, 1 * SEC);
+		pipe_run(&pp, 1 * SEC + 500 * MS);
+		pipe_reset_counts(&pp);
+		pipe_run(&pp, 2 * SEC);
+		fprintf(stderr, "  %llu us an IO: mean latency %llu ns, reader's think time %llu ns, device idle with items held %llu ns, reader %llu IOs, writer %llu\n",
+			(unsigned long long)(ns_per_sector[k] * 8 / 1000),
+			(unsigned long long)pp.sched.window.mean_lat_ns,
+			(unsigned long long)pp.ents[0].think_ns,
+			(unsigned long long)pp.idle_ns,
+			(unsigned long long)pp.grp[0].ios,
+			(unsigned long long)pp.grp[1].ios);
+		CHECK(k ? pp.idle_ns > 0 : pp.idle_ns == 0);
 		CHECK(pipe_violations(&pp) == 0);
 		pipe_free(&pp);
 	}
@@ -3021,6 +3067,7 @@ int main(void)
 			 T(competing_group_with_long_think_time_never_waits),
 			 T(completion_makes_an_idle_group_compete_again),
 			 T(competing_groups_get_their_weight_at_low_depth),
+			 T(competing_group_waits_only_within_two_latencies),
 			 T(competing_group_that_leaves_costs_idle_ns_once),
 			 T(detach_and_policy_switch_with_waiting_groups),
 			 T(passthrough_drains_waiting_groups),
