@@ -45,6 +45,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uidgid.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "ioband-compat.h"
@@ -107,6 +108,7 @@ struct ioband_c {
 	/* The table's knobs, the domain's from the table's first resume. */
 	struct ioband_sched_params params;
 	bool applied;			/* resumed once: in domain->targets */
+	wait_queue_head_t applied_wait;	/* woken when it is */
 
 	/*
 	 * Serialises what changes the group set (attach, detach, type, the
@@ -855,6 +857,7 @@ static void ioband_apply(struct ioband_c *ic)
 	WRITE_ONCE(ic->applied, true);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	mutex_unlock(&ic->groups_lock);
+	wake_up_all(&ic->applied_wait);
 	ioband_kick(domain);	/* a higher io_limit frees slots */
 }
 
@@ -1030,6 +1033,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->private = ic;
 	ic->ti = ti;
 	mutex_init(&ic->groups_lock);
+	init_waitqueue_head(&ic->applied_wait);
 	INIT_WORK(&ic->drain_work, ioband_drain_work);
 	INIT_LIST_HEAD(&ic->domain_node);
 	ioband_group_set_init(&ic->groups);
@@ -1562,14 +1566,17 @@ ioband_message_type(struct ioband_c *ic, const struct ioband_message *msg)
 
 /*
  * Applies @msg, parsed by the core, to @ic. A table becomes live just
- * before its first resume applies it: a message in between would change
- * groups the domain does not know yet, and is refused.
+ * before its first resume applies it: a message in between (one sent
+ * while a reload resumes) waits for that, up to a second; it would
+ * change groups the domain does not know yet. A table left live and
+ * never applied (a failed resume) refuses it.
  */
 static enum ioband_message_fault
 ioband_apply_message(struct ioband_c *ic, const struct ioband_message *msg,
 		     char *result, unsigned int maxlen)
 {
-	if (msg->kind != IOBAND_MSG_STATS && !READ_ONCE(ic->applied))
+	if (msg->kind != IOBAND_MSG_STATS &&
+	    !wait_event_timeout(ic->applied_wait, READ_ONCE(ic->applied), HZ))
 		return IOBAND_FAULT_NOT_RESUMED;
 
 	switch (msg->kind) {
