@@ -493,7 +493,13 @@
  * flight: there the weights hold only for groups that keep more than one
  * IO outstanding. The range policies do not wait: their tags run on
  * real time.
-
+ *
+ * Where it still costs: a device faster than the CPU that feeds it. On
+ * an uncapped null_blk in a 2-vCPU TCG guest two groups at 1 x 32 got
+ * 25% of dm-linear's IOPS while they waited for each other's fio
+ * threads to get a CPU; with the latency bound they get 75% (89,200
+ * against 119,000 in one boot), and with waiting off altogether 76%:
+ * the rest is the cost of holding and dispatching, not of waiting.
  *
  * 16. What nobody may wait for, and what costs by size
  *
