@@ -456,6 +456,10 @@ bench_sample() {
 	_cgfiles=
 	[ ! -e "$CGROOT/io.stat" ] || _cgfiles=$CGROOT/io.stat
 	for _n in $BENCH_GROUPS; do _cgfiles="$_cgfiles $CGROOT/$BENCH_CGP-$_n/io.stat"; done
+	# Buffered writers: each group's dirty and writeback pages, to show
+	# where its backlog is (the page cache or the device below).
+	[ "$BENCH_BUFFERED" != 1 ] ||
+		for _n in $BENCH_GROUPS; do _cgfiles="$_cgfiles $CGROOT/$BENCH_CGP-$_n/memory.stat"; done
 	# shellcheck disable=SC2086 # a list of files
 	awk -v p="@@BENCH S $1 $2" -v t0="$3" -v devs="$NB_MAJMIN $BENCH_TARGET_MAJMINS" -v stats="$_stats" \
 		-v idmap="$BENCH_IDMAP" -v disk="$NB_SYS/stat" -v root="$CGROOT/io.stat" -v cgp="$BENCH_CGP-" '
@@ -474,6 +478,11 @@ bench_sample() {
 			cg[++ncg] = g " " $1 " " line
 			next
 		}
+		FILENAME ~ /memory\.stat$/ && ($1 == "file_dirty" || $1 == "file_writeback") {
+			g = FILENAME; sub(/\/memory\.stat$/, "", g); sub(/.*\//, "", g); sub(cgp, "", g)
+			mem[g] = mem[g] " " $1 "=" $2
+			next
+		}
 		END {
 			n = split(idmap, m, " ")
 			for (i = 1; i <= n; i++) { split(m[i], kv, "="); name[kv[1]] = kv[2] }
@@ -481,6 +490,7 @@ bench_sample() {
 			printf "%s %.2f cpu %s\n", p, t, cpu
 			printf "%s %.2f disk %s\n", p, t, dk
 			for (i = 1; i <= ncg; i++) printf "%s %.2f cg %s\n", p, t, cg[i]
+			for (g in mem) printf "%s %.2f mem %s%s\n", p, t, g, mem[g]
 			ns = split(stats, sl, "|")
 			for (i = 1; i <= ns; i++) {
 				split(sl[i], w, " ")
