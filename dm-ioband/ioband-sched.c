@@ -25,8 +25,10 @@
  * sectors that keep the device busy, measured from its completions
  * (section 14), so that the backlog forms here, where the weights act,
  * and not in the device's queue. Groups that submit in bursts stay
- * competing for a moment after their last bio (section 15), and what
- * everyone waits for never waits here (section 16).
+ * competing for a moment after their last bio (section 15), what
+ * everyone waits for never waits here (section 16), and a group's
+ * flusher waits for its own writeback rather than park it all here
+ * (section 17).
  *
  * 1. Tokens, tags and virtual time
  *
@@ -80,8 +82,9 @@
  *		window alone decides. An explicit cap only ever lowers D:
  *		it is for a device whose queue is known to be shallower
  *		than the window would grow. Unlike dm-ioband it bounds
- *		only what is in flight: map never sleeps, so what is held
- *		is bounded by the submitters themselves.
+ *		only what is in flight: map sleeps for no group's limit
+ *		on held bios but writeback's own (section 17), so what is
+ *		held is otherwise bounded by the submitters themselves.
  *   io_throttle	dm-ioband started an epoch early when fewer than this
  *		were in flight, to keep the device busy. SFQ(D) needs no
  *		such trigger: it dispatches whenever the window has room,
@@ -518,6 +521,48 @@
  * only; a group that issues nothing but urgent bios is never slowed.
  * Under the range policies the debt moves the share tag only: an urgent
  * item is not charged against the group's reservation or its limit.
+ *
+ * 17. Backpressure on writeback
+ *
+ * Held writeback is counted by the page cache's dirty throttling
+ * (balance_dirty_pages() weighs dirty plus writeback pages against the
+ * dirty limit, each cgroup's writeback against its share of the
+ * completions), but background writeback starts and stops on dirty
+ * pages alone (over dirty_background_bytes in all, or a cgroup's share
+ * of it). Accepting every writeback bio turned the light groups' pages
+ * into writeback held here, most of the dirty limit ended up there, the
+ * dirty pages in all fell below the background threshold, and the heavy
+ * group's flusher stopped with its pages dirty: four groups of buffered
+ * writers at 4:2:1:1 split 2.92:1.83:1.02:1, the heavy one holding 0 to
+ * 16 bios here while each light one held 15 MB and it had 10 MB dirty
+ * and none under writeback (a 32 MiB/s device, a 64 MiB dirty limit).
+ *
+ * So while a group holds window.writeback_hold_sectors or more, 50 ms of
+ * the device's best recent rate and at least 1 MiB
+ * (ioband_sched_writeback_full()), the flusher writing its pages back
+ * waits in map before adding more: the rest of its pages stay dirty,
+ * where both limits see them, every group's flusher keeps running, and
+ * every group keeps a backlog here, where its weight acts. The same four
+ * groups then split 3.85:1.99:0.99:1 under `weight` (3.99:2.00:1.00:1 in
+ * IOs, what `weight` counts) and 4.00:2.00:1.00:1 under `weight-iosize`,
+ * at 100% of dm-linear's throughput.
+ *
+ * Only a group's own flusher waits, and only for its own group: the
+ * glue waits in the work item of the bdi_writeback whose cgroup owns the
+ * bio (group type cgroup), for async writes (not fsync's, sync(2)'s
+ * integrity pass, direct IO or metadata), never while it holds a
+ * journal handle (a commit, which every group waits for, would wait for
+ * it), nor while a bio it sent down in the same call is still to be
+ * submitted, nor while the group's target drains. A wait ends when the
+ * dispatcher takes the group's held writeback below the hold, when the
+ * target is suspended or its group detached; it looks again every
+ * IOBAND_WRITEBACK_WAIT_POLL_NS (100 ms) in any case. What it costs: the
+ * flusher sleeps while its group is over its share, as under iocost or
+ * blk-throttle, which hold it in the submission path; a group can still
+ * hold more than the hold by what its file system maps under one
+ * journal handle (ext4 submits an extent of up to 8 MiB under it); the
+ * dispatch loop makes one comparison more per item while a flusher
+ * waits, and map one function call per async write.
  */
 #include "ioband-sched.h"
 
@@ -1369,6 +1414,7 @@ void ioband_sched_init(struct ioband_sched *sched,
 
 	*sched = empty;
 	sched->window.sectors = IOBAND_WINDOW_MIN_SECTORS;
+	sched->window.writeback_hold_sectors = IOBAND_WRITEBACK_HOLD_MIN_SECTORS;
 	ioband_sched_apply_params(sched, params);
 }
 
@@ -1865,6 +1911,10 @@ static void ioband_window_end_period(struct ioband_window *w, u64 now)
 	w->period_lat_ns = 0;
 	w->period_least_ns = 0;
 	w->sectors = ioband_window_size(w);
+	w->writeback_hold_sectors =
+		ioband_div64(w->rate, IOBAND_NS_PER_SEC / IOBAND_WRITEBACK_HOLD_NS);
+	if (w->writeback_hold_sectors < IOBAND_WRITEBACK_HOLD_MIN_SECTORS)
+		w->writeback_hold_sectors = IOBAND_WRITEBACK_HOLD_MIN_SECTORS;
 	w->period_start_ns = now;
 	w->period_sectors = 0;
 	w->period_items = 0;

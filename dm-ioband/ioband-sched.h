@@ -90,6 +90,16 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  */
 #define IOBAND_WAIT_LATENCIES		2
 
+/*
+ * Writeback backpressure (section 17): a group may hold this long of the
+ * device's rate of writeback, and never less than
+ * IOBAND_WRITEBACK_HOLD_MIN_SECTORS (1 MiB), before its flusher waits;
+ * a wait rechecks at least every IOBAND_WRITEBACK_WAIT_POLL_NS.
+ */
+#define IOBAND_WRITEBACK_HOLD_NS		(50ULL * 1000 * 1000)
+#define IOBAND_WRITEBACK_HOLD_MIN_SECTORS	2048
+#define IOBAND_WRITEBACK_WAIT_POLL_NS		(100ULL * 1000 * 1000)
+
 /* The most waiting groups the dispatcher looks past for a backlogged one. */
 #define IOBAND_WAIT_SKIP		8
 
@@ -272,6 +282,8 @@ struct ioband_window {
 	u32 period_index;
 	u64 periods;		/* periods measured */
 	u64 mean_lat_ns;	/* of the latest period's items, 0: none yet */
+	/* What a group may hold of writeback before its flusher waits. */
+	u64 writeback_hold_sectors;
 	struct ioband_window_class classes[IOBAND_WINDOW_SIZE_CLASSES];
 };
 
@@ -469,6 +481,18 @@ void ioband_sched_set_passthrough(struct ioband_sched *sched, bool on);
 struct ioband_sched_item *ioband_sched_drain(struct ioband_sched *sched,
 					     struct ioband_sched_entity *entity,
 					     u64 now_ns);
+
+/*
+ * Section 17: @entity holds as much writeback as it may, and the flusher
+ * that writes its pages back should wait before it adds more (the glue
+ * sleeps only in that flusher, for that group). Never while draining.
+ */
+static inline bool ioband_sched_writeback_full(const struct ioband_sched *sched,
+					       const struct ioband_sched_entity *entity)
+{
+	return !sched->passthrough &&
+	       entity->queued_sectors >= sched->window.writeback_hold_sectors;
+}
 
 /* Nothing held and nothing in flight: a drain is complete. */
 static inline bool ioband_sched_idle(const struct ioband_sched *sched)

@@ -1630,6 +1630,48 @@ TEST(window_grows_to_twice_the_bandwidth_delay_product)
 }
 
 /*
+ * Section 17: a group holds writeback up to 50 ms of the device's rate,
+ * and never less than 1 MiB, before its flusher waits. A 4 KiB IO a
+ * microsecond's device (one sector per 1.25 us: 800,000 sectors/s) with
+ * 64 of them outstanding lets a group hold 40,000 sectors; past that it
+ * is full, below it not, and never during a drain. Before the first
+ * period the floor applies.
+ */
+TEST(writeback_hold_is_50_ms_of_the_rate_and_at_least_1_mib)
+{
+	struct ioband_sched_entity *e;
+	struct pipe pp;
+	u64 hold;
+
+	pipe_one_group(&pp, IOBAND_POLICY_WEIGHT, 64, 8, 10000, 1250);
+	CHECK(pp.sched.window.writeback_hold_sectors ==
+	      IOBAND_WRITEBACK_HOLD_MIN_SECTORS);
+	pipe_run(&pp, 1 * SEC + 500 * MS);
+	hold = pp.sched.window.writeback_hold_sectors;
+	fprintf(stderr, "  rate %llu sectors/s: hold %llu sectors\n",
+		(unsigned long long)pp.sched.window.rate,
+		(unsigned long long)hold);
+	CHECK(pp.sched.window.rate == 800000);
+	CHECK(hold == 800000 / 20);
+	e = &pp.ents[0];
+	e->queued_sectors = hold - 1;
+	CHECK(!ioband_sched_writeback_full(&pp.sched, e));
+	e->queued_sectors = hold;
+	CHECK(ioband_sched_writeback_full(&pp.sched, e));
+	ioband_sched_set_passthrough(&pp.sched, true);
+	CHECK(!ioband_sched_writeback_full(&pp.sched, e));
+	pipe_free(&pp);
+
+	/* a slow device: 1 MiB still */
+	pipe_one_group(&pp, IOBAND_POLICY_WEIGHT, 4, 8, 1 * MS, 100000);
+	pipe_run(&pp, 1 * SEC + 500 * MS);
+	CHECK(pp.sched.window.rate == 10000);
+	CHECK(pp.sched.window.writeback_hold_sectors ==
+	      IOBAND_WRITEBACK_HOLD_MIN_SECTORS);
+	pipe_free(&pp);
+}
+
+/*
  * A device whose product is below 16 sectors (10 us of latency at
  * 100,000 sectors/s: 1 sector) gets the floor; one item larger than the
  * window still goes down alone.
@@ -3061,6 +3103,7 @@ int main(void)
 			 T(window_grows_to_twice_the_bandwidth_delay_product),
 			 T(window_floor_and_an_item_larger_than_the_window),
 			 T(window_ceiling),
+			 T(writeback_hold_is_50_ms_of_the_rate_and_at_least_1_mib),
 			 T(window_min_latency_is_renewed_after_10_s),
 			 T(io_limit_caps_bios_on_top_of_the_window),
 			 T(competing_group_holds_others_back_for_idle_ns),
