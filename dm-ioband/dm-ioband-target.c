@@ -23,7 +23,9 @@
  *
  * map classifies a bio and asks the scheduler whether it may go down now;
  * if not, the bio waits in its group's queue, threaded through its per-bio
- * data, and map returns at once: a submitter never sleeps here. Completions
+ * data, and map returns at once: a submitter never sleeps here for another
+ * group's sake. Only a group's own flusher waits, while the group holds its
+ * share of writeback (ioband_writeback_wait()). Completions
  * (end_io) free a slot below and kick the dispatch worker, which sends the
  * bios the scheduler picks with dm_submit_bio_remap(), under a plug.
  */
@@ -47,6 +49,7 @@
 #include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/writeback.h>
 
 #include "ioband-compat.h"
 #include "ioband-core.h"
@@ -96,6 +99,15 @@ struct ioband_domain {
 	struct work_struct dispatch_work;
 	/* Wakes the worker when a group held back by its max may go. */
 	struct hrtimer limit_timer;
+
+	/*
+	 * Flushers waiting for their group's writeback to go down
+	 * (ioband_writeback_wait()): how many, and a count that every wake-up
+	 * moves on, both under lock.
+	 */
+	wait_queue_head_t writeback_wait;
+	unsigned int writeback_waiters;
+	unsigned int writeback_wakes;
 };
 
 static LIST_HEAD(ioband_domains);
@@ -137,6 +149,9 @@ struct ioband_c {
 	u64 stats_start_ns;		/* counters started or were reset */
 
 	struct work_struct drain_work;	/* for __ioband_find_blocked() */
+
+	/* What a bdi_writeback's flusher runs: wb_workfn(), not exported. */
+	work_func_t flusher_fn;
 };
 
 /* An attached group, as the target's group_index holds it. */
@@ -419,6 +434,98 @@ static void ioband_kick(struct ioband_domain *domain)
 	queue_work(domain->wq, &domain->dispatch_work);
 }
 
+/* The flushers waiting in ioband_writeback_wait() look again. */
+static void __ioband_wake_writeback(struct ioband_domain *domain)
+{
+	lockdep_assert_held(&domain->lock);
+	if (!domain->writeback_waiters)
+		return;
+	domain->writeback_wakes++;
+	wake_up_all(&domain->writeback_wait);
+}
+
+/*
+ * Whether @bio is writeback that its own cgroup's flusher submits, and
+ * that flusher may wait here (ioband-sched.c section 17): an async write,
+ * submitted from the work item of the bdi_writeback whose blkcg owns the
+ * bio, so that a wait holds back no page but that cgroup's. Not while
+ * the flusher holds a journal handle (a commit, which every group waits
+ * for, would wait for it), nor when a bio it sent down in this call still
+ * waits in current->bio_list to be submitted (the window it fills would
+ * never empty). Only under type cgroup, where that group is the bio's.
+ */
+static bool ioband_bio_is_own_writeback(struct dm_target *ti, struct bio *bio)
+{
+#ifdef CONFIG_CGROUP_WRITEBACK
+	struct ioband_c *ic = ti->private;
+	struct work_struct *work;
+	struct bdi_writeback *wb;
+	struct bio *orig;
+
+	if (bio_op(bio) != REQ_OP_WRITE || op_is_sync(bio->bi_opf) ||
+	    (bio->bi_opf & (REQ_NOWAIT | REQ_META | REQ_PRIO | REQ_SWAP)) ||
+	    ioband_type(ic) != IOBAND_TYPE_CGROUP)
+		return false;
+	work = current_work();
+	if (!work || work->func != ic->flusher_fn || current->journal_info ||
+	    (current->bio_list && !bio_list_empty(&current->bio_list[0])) ||
+	    !preemptible())
+		return false;
+	orig = ioband_orig_bio(ti, bio);
+	if (!orig)
+		return false;
+	wb = container_of(to_delayed_work(work), struct bdi_writeback, dwork);
+	return wb->blkcg_css == bio_blkcg_css(orig);
+#else
+	return false;
+#endif
+}
+
+/*
+ * Backpressure on writeback (ioband-sched.c section 17): while @bio's
+ * group holds a full share of writeback, its flusher waits here, so that
+ * the rest of its pages stay dirty, where the page cache's limits see
+ * them, rather than held here as writeback. It waits for its own group
+ * only, and never while that group's target drains.
+ */
+static void ioband_writeback_wait(struct dm_target *ti, struct bio *bio)
+{
+	struct ioband_c *ic = ti->private;
+	struct ioband_domain *domain = ic->domain;
+	struct ioband_group *group;
+	unsigned int wakes;
+	unsigned long flags;
+	u64 start_ns = 0;
+	bool full;
+
+	spin_lock_irqsave(&domain->lock, flags);
+	for (;;) {
+		rcu_read_lock();
+		group = __ioband_classify(ti, bio);
+		rcu_read_unlock();
+		full = !ic->suspended && !ic->blocked &&
+		       ioband_sched_writeback_full(&domain->sched,
+						   &group->entity);
+		if (!full)
+			break;
+		if (!start_ns) {
+			start_ns = ktime_get_ns();
+			group->stats.writeback_waits++;
+		}
+		wakes = domain->writeback_wakes;
+		domain->writeback_waiters++;
+		spin_unlock_irqrestore(&domain->lock, flags);
+		wait_event_timeout(domain->writeback_wait,
+				   READ_ONCE(domain->writeback_wakes) != wakes,
+				   nsecs_to_jiffies(IOBAND_WRITEBACK_WAIT_POLL_NS));
+		spin_lock_irqsave(&domain->lock, flags);
+		domain->writeback_waiters--;
+	}
+	if (start_ns)
+		group->stats.writeback_wait_ns += ktime_get_ns() - start_ns;
+	spin_unlock_irqrestore(&domain->lock, flags);
+}
+
 /*
  * Bios may wait with room below: under the range policies for a group
  * over its max, under the weight policies for a competing group's next
@@ -461,6 +568,7 @@ static void __ioband_find_blocked(struct ioband_domain *domain)
 		if (ic->suspended || ic->blocked || !ioband_md_blocks_io(ic->ti))
 			continue;
 		ic->blocked = true;
+		__ioband_wake_writeback(domain);
 		queue_work(domain->wq, &ic->drain_work);
 	}
 }
@@ -476,6 +584,7 @@ static void ioband_dispatch_work(struct work_struct *work)
 	struct ioband_bio *ib;
 	unsigned long flags;
 	struct blk_plug plug;
+	bool room = false;
 	u64 now_ns;
 
 	blk_start_plug(&plug);
@@ -488,7 +597,12 @@ static void ioband_dispatch_work(struct work_struct *work)
 			group = ioband_entity_group(entity);
 			ioband_group_account_wait(group, now_ns - ib->time_ns);
 			__ioband_start(ib, group, now_ns);
+			room |= domain->writeback_waiters &&
+				!ioband_sched_writeback_full(&domain->sched,
+							     entity);
 		}
+		if (room && !item)
+			__ioband_wake_writeback(domain);
 		spin_unlock_irqrestore(&domain->lock, flags);
 		if (!item)
 			break;
@@ -560,6 +674,7 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	domain->nr_targets = 1;
 	spin_lock_init(&domain->lock);
 	INIT_LIST_HEAD(&domain->targets);
+	init_waitqueue_head(&domain->writeback_wait);
 	ioband_sched_init(&domain->sched, params);
 	INIT_WORK(&domain->dispatch_work, ioband_dispatch_work);
 	ioband_hrtimer_setup(&domain->limit_timer, ioband_limit_timer_fn,
@@ -641,6 +756,7 @@ static void __ioband_detach(struct ioband_c *ic, struct ioband_group *group)
 	ioband_group_set_remove(&ic->groups, group);
 	ioband_sched_detach(&ic->domain->sched, &group->entity,
 			    &ic->groups.default_group.entity);
+	__ioband_wake_writeback(ic->domain);
 	group->detached = true;
 	if (!group->in_flight)
 		ioband_free_group(group);
@@ -820,6 +936,7 @@ static void ioband_set_suspended(struct ioband_c *ic, bool suspended)
 	ic->suspended = suspended;
 	if (!suspended)
 		ic->blocked = false;
+	__ioband_wake_writeback(ic->domain);
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
 }
 
@@ -1041,6 +1158,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ic->stats_start_ns = ktime_get_ns();
 	ic->type_index = table.type_index;
 	ic->params = table.params;
+	ic->flusher_fn = dm_disk(dm_table_get_md(ti->table))->bdi->wb.dwork.work.func;
 
 	/* Sized for the table's groups; it grows with later attaches. */
 	index_params.nelem_hint = table.nr_groups;
@@ -1116,6 +1234,8 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	dir = ioband_bio_dir(bio, &item_flags);
 	if (dir < 0)
 		return DM_MAPIO_REMAPPED;
+	if (ioband_bio_is_own_writeback(ti, bio))
+		ioband_writeback_wait(ti, bio);
 
 	now_ns = ktime_get_ns();
 	rcu_read_lock();
@@ -1329,10 +1449,11 @@ static void ioband_emit_stats_group(struct ioband_walk *walk,
 	DMEMIT(" delayed_reads=%llu delayed_writes=%llu queued=%u in_flight=%u",
 	       st->delayed[IOBAND_READ], st->delayed[IOBAND_WRITE],
 	       group->entity.nr_queued, group->in_flight);
-	DMEMIT(" wait_ns=%llu wait_max_ns=%llu service_ns=%llu finish_tag=%llu min_kbps=%u max_kbps=%u",
+	DMEMIT(" wait_ns=%llu wait_max_ns=%llu service_ns=%llu finish_tag=%llu min_kbps=%u max_kbps=%u writeback_waits=%llu writeback_wait_ns=%llu",
 	       st->wait_ns, st->wait_max_ns, st->service_ns,
 	       group->entity.finish, group->entity.min_kbps,
-	       group->entity.max_kbps);
+	       group->entity.max_kbps, st->writeback_waits,
+	       st->writeback_wait_ns);
 	ew->sz = sz;
 }
 
@@ -1364,7 +1485,8 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 	       w->sectors, w->in_flight_sectors, w->rate / 2, w->min_lat_ns,
 	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
 	       sched->stats.urgent, w->queueing * 100 / 256);
-	DMEMIT(" writeback_attribution=%s", IOBAND_WRITEBACK_ATTRIBUTION);
+	DMEMIT(" writeback_attribution=%s writeback_hold_sectors=%llu",
+	       IOBAND_WRITEBACK_ATTRIBUTION, w->writeback_hold_sectors);
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
 	ew.sz = sz;
 	ioband_walk_groups(ic, &ew.walk);
@@ -1681,9 +1803,10 @@ static struct target_type ioband_target = {
 	.iterate_devices = ioband_iterate_devices,
 	.io_hints = ioband_io_hints,
 	/*
-	 * map never sleeps; bios go down to one device with nothing changed
-	 * but their sector, so their integrity and inline crypto contexts
-	 * hold.
+	 * map never sleeps on a REQ_NOWAIT bio (only its own flusher's
+	 * async writeback may wait: ioband_bio_is_own_writeback()); bios go
+	 * down to one device with nothing changed but their sector, so
+	 * their integrity and inline crypto contexts hold.
 	 */
 	.features = DM_TARGET_NOWAIT | DM_TARGET_PASSES_INTEGRITY |
 		    DM_TARGET_PASSES_CRYPTO,

@@ -25,6 +25,8 @@ struct ioband_group_stats {
 	u64 wait_ns;			/* held in ioband, all bios */
 	u64 wait_max_ns;		/* longest one bio was held */
 	u64 service_ns;			/* dispatch to completion below */
+	u64 writeback_waits;		/* times its flusher waited in map */
+	u64 writeback_wait_ns;		/* how long, in all */
 };
 
 struct ioband_group {

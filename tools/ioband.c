@@ -655,6 +655,10 @@ static const struct stats_key group_keys[] = {
 	KEY("finish_tag",     STATS_U64, struct ioband_stats_group, finish_tag),
 	OPT_KEY("min_kbps", struct ioband_stats_group, min_kbps, has_range),
 	OPT_KEY("max_kbps", struct ioband_stats_group, max_kbps, has_range),
+	OPT_KEY("writeback_waits", struct ioband_stats_group, writeback_waits,
+		has_writeback),
+	OPT_KEY("writeback_wait_ns", struct ioband_stats_group,
+		writeback_wait_ns, has_writeback),
 };
 
 #define NR_DOMAIN_KEYS	(sizeof(domain_keys) / sizeof(*domain_keys))

@@ -148,6 +148,9 @@ struct ioband_stats_group {
 	int has_range;		/* optional keys min_kbps and max_kbps given */
 	uint64_t min_kbps;
 	uint64_t max_kbps;	/* 0: no limit */
+	int has_writeback;	/* optional keys writeback_waits, _wait_ns given */
+	uint64_t writeback_waits;
+	uint64_t writeback_wait_ns;
 	size_t nr_fields;
 	struct ioband_stats_field *fields;	/* the record's, in order */
 };

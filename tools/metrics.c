@@ -26,6 +26,7 @@ enum {
 	NEED_WEIGHT = 2,	/* 0: the group lost its weight */
 	NEED_RANGE = 4,		/* range policies */
 	NEED_LIMIT = 8,		/* range policies, max set (0: no limit) */
+	NEED_WRITEBACK = 16,	/* a kernel that waits for writeback */
 };
 
 struct group_metric {
@@ -65,6 +66,12 @@ static const struct group_metric group_metrics[] = {
 	  "IOs of the group held in ioband now." },
 	{ "ioband_group_in_flight_ios", 0, GROUP(in_flight), 1, NEED_SCHED,
 	  "IOs of the group dispatched below and not completed now." },
+	{ "ioband_group_writeback_waits", 1, GROUP(writeback_waits), 1,
+	  NEED_SCHED | NEED_WRITEBACK,
+	  "Times the group's flusher waited for the group's held writeback." },
+	{ "ioband_group_writeback_wait_seconds", 1, GROUP(writeback_wait_ns),
+	  SCALE_NS, NEED_SCHED | NEED_WRITEBACK,
+	  "Time the group's flusher waited for the group's held writeback." },
 	{ "ioband_group_weight", 0, GROUP(weight), 1, NEED_WEIGHT,
 	  "Weight of the group." },
 	{ "ioband_group_min_bytes_per_second", 0, GROUP(min_kbps), 1024,
@@ -114,6 +121,8 @@ static const struct domain_metric domain_metrics[] = {
 	  "IOs sent down at once as urgent (metadata, swap, journal)." },
 	{ "window_queueing_pct", "ioband_domain_window_queueing_percent", 0, 1,
 	  "Latency over least latency in the latest period (100: no queue)." },
+	{ "writeback_hold_sectors", "ioband_domain_writeback_hold_bytes", 0, 512,
+	  "Writeback a group may hold before its flusher waits." },
 };
 
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
@@ -184,6 +193,8 @@ static int group_has(const struct ioband_stats *st,
 	if ((needs & NEED_WEIGHT) && !g->weight)
 		return 0;
 	if ((needs & (NEED_RANGE | NEED_LIMIT)) && !g->has_range)
+		return 0;
+	if ((needs & NEED_WRITEBACK) && !g->has_writeback)
 		return 0;
 	return !(needs & NEED_LIMIT) || g->max_kbps;
 }

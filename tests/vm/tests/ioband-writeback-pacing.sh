@@ -1,16 +1,17 @@
 #!/bin/sh
 # Backpressure reaches the writers. Two cgroups, 200:100, buffered writers
 # on one ext4 over ioband (weight-iosize) on a null_blk capped at 32 MiB/s,
-# the dirty limit at 64 MiB. ioband holds the low-weight group's writeback
-# bios; their pages stay under writeback, which counts against the dirty
-# limit (balance_dirty_pages adds NR_WRITEBACK to the dirty pages, and
-# paces each cgroup's writers by its own writeback's completion rate), so
-# that:
+# the dirty limit at 64 MiB. ioband holds each group's writeback up to its
+# hold (ioband-sched.c section 17), then makes that group's flusher wait:
+# the rest of its pages stay dirty, which counts against the dirty limit
+# (balance_dirty_pages paces each cgroup's writers by its own writeback's
+# completion rate) and keeps background writeback running, so that:
 #   - the device splits 2:1 (bytes at the null_blk, its io.stat);
 #   - the writers' own write() rates (fio's bandwidth, what the page cache
 #     took) split near 2:1 as well: the low-weight writers are slowed down,
 #     not left to fill memory while their writeback waits;
-#   - dirty plus writeback pages stay bounded by the dirty limit.
+#   - dirty plus writeback pages stay bounded by the dirty limit;
+#   - the low-weight group's flusher waited in ioband (writeback_waits).
 . /ioband/lib.sh
 set -eu
 
@@ -69,6 +70,8 @@ while [ "$i" -lt $((RUNTIME - $(scaled 6))) ]; do
 	i=$((i + 1))
 done
 a1=$(written pace-a) b1=$(written pace-b) t1=$(cut -d' ' -f1 /proc/uptime)
+b_waits=$(dmsetup message pace 0 stats | awk -v id="$b" '$1 == "group=" id {
+	for (i = 2; i <= NF; i++) if ($i ~ /^writeback_waits=/) { sub(/.*=/, "", $i); print $i } }')
 wait "$a_pid"
 wait "$b_pid"
 restore_dirty
@@ -77,6 +80,7 @@ bw_a=$(fio_bw pace-a.json) bw_b=$(fio_bw pace-b.json)
 echo "device: pace-a $(((a1 - a0) >> 20)) MiB, pace-b $(((b1 - b0) >> 20)) MiB over $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
 echo "writers (fio): pace-a ${bw_a} KiB/s, pace-b ${bw_b} KiB/s"
 echo "dirty + writeback: at most $((max_dirty >> 10)) MiB (limit $DIRTY_MB MiB)"
+echo "pace-b's flusher waited ${b_waits:-?} times"
 [ "$((b1 - b0))" -gt 0 ] || fail "pace-b wrote nothing to the device"
 [ "${bw_b:-0}" -gt 0 ] || fail "no fio bandwidth for pace-b"
 # Device: 2:1 within 10%. Writers: within 20%, since fio's figure covers
@@ -90,6 +94,7 @@ perf_check assert_ge "$fio_pct" 160 "writers' ratio (percent)"
 perf_check assert_le "$fio_pct" 240 "writers' ratio (percent)"
 # balance_dirty_pages overshoots its limit a little (ratelimited checks).
 assert_le "$max_dirty" $((DIRTY_MB * 1024 * 3 / 2)) "dirty + writeback KiB"
+assert_ge "${b_waits:-0}" 1 "pace-b's writeback waits"
 
 umount /mnt/pace
 dm_remove pace
