@@ -500,9 +500,19 @@
  * Where it still costs: a device faster than the CPU that feeds it. On
  * an uncapped null_blk in a 2-vCPU TCG guest two groups at 1 x 32 got
  * 25% of dm-linear's IOPS while they waited for each other's fio
- * threads to get a CPU; with the latency bound they get 75% (89,200
- * against 119,000 in one boot), and with waiting off altogether 76%:
- * the rest is the cost of holding and dispatching, not of waiting.
+ * threads to get a CPU; with the latency bound, 61-76% (three rounds,
+ * each beside dm-linear in the same boot). The waits are what costs
+ * there, in CPU more than in idle device time (a timer and a worker's
+ * wake-up each, in a guest whose CPU is the bottleneck): with waiting
+ * off, 73-97%, and nothing was held at all (no bio found the window
+ * full); with the window also at its ceiling, 88-92%; with waiting on
+ * and the window at its ceiling, 30-72%; with map sending everything
+ * down unscheduled, 94-109% (the rounds' spread is that wide).
+ * Waiting only after bios found the window full in the latest period
+ * took the waits away there (81-93%), but also from the case waiting
+ * exists for: two groups with one IO outstanding each, on a device that
+ * serves one at a time, then split 1:1 instead of 8:1. The signal that
+ * tells such a device from a starved CPU is still to be found.
  *
  * 16. What nobody may wait for, and what costs by size
  *
