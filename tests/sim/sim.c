@@ -100,6 +100,9 @@ struct grp {
 	u64 flush_at;		/* the flusher's wake-up, when pending */
 	bool flush_pending;
 	bool flusher_idle;	/* sleeps until a completion frees the pool */
+	/* waits in map while its group holds a full share (section 17) */
+	bool flusher_held;
+	u64 flusher_waits;
 };
 
 struct sim {
@@ -685,6 +688,20 @@ static void arm_timer(struct sim *s)
 	ev_push(s, at, EV_TIMER, 0, NULL);
 }
 
+static void flusher_wake_at(struct sim *s, u32 i, u64 t);
+
+/* The dispatcher took @i's held writeback under its hold: its flusher goes on. */
+static void flusher_unhold(struct sim *s, u32 i)
+{
+	struct grp *g = &s->grps[i];
+
+	if (g->flusher_held &&
+	    !ioband_sched_writeback_full(&s->sched, &g->ent)) {
+		g->flusher_held = false;
+		flusher_wake_at(s, i, s->now);
+	}
+}
+
 /* The glue's dispatch loop (ioband_dispatch_work()). */
 static void pump(struct sim *s)
 {
@@ -701,6 +718,7 @@ static void pump(struct sim *s)
 			   s->sched.stats.reserved != reserved);
 		reserved = s->sched.stats.reserved;
 		track(s, grp_index(s, e));
+		flusher_unhold(s, grp_index(s, e));
 	}
 	track_waiters(s);
 	if (ioband_sched_has_work(&s->sched))
@@ -992,6 +1010,12 @@ static void flusher_run(struct sim *s, u32 i)
 		return;
 	writer_dirty(s, i);
 	while (left && g->dirty >= flusher_next_bio(s, i)) {
+		/* The glue makes it wait in map (ioband_writeback_wait()). */
+		if (ioband_sched_writeback_full(&s->sched, &g->ent)) {
+			g->flusher_held = true;
+			g->flusher_waits++;
+			return;
+		}
 		sectors = g->next_bio;
 		g->next_bio = 0;
 		g->dirty -= sectors;
