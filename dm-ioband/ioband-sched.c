@@ -230,6 +230,9 @@
  * whether the loop should run. Every item that went down (by submit or
  * next) is completed exactly once, with the entity it went down for; a
  * detached group's entity must live until its last item completes.
+ * Before it submits an async write that a group's own flusher sends, the
+ * glue asks ioband_sched_writeback_full() whether the group holds its
+ * share of writeback, and if so lets the flusher wait (section 17).
  * Presuspend turns on passthrough, which sends every held item down
  * regardless of the window and every new one at once, uncharged.
  * submit, next and complete take now_ns, monotonic nanoseconds
