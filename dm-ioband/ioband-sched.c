@@ -224,8 +224,9 @@
  * struct ioband_sched_entity per group (the default group included) and
  * one struct ioband_sched_item in each bio's per-bio data, and calls
  * everything under one spinlock. map calls ioband_sched_submit(): true
- * means send the bio down now. The dispatch loop (a worker, or end_io)
- * calls ioband_sched_next() until it returns NULL; end_io calls
+ * means send the bio down now. The dispatch loop (a worker, which
+ * submit and end_io kick) calls ioband_sched_next() until it returns
+ * NULL; end_io calls
  * ioband_sched_complete() with the item's entity, whose result says
  * whether the loop should run. Every item that went down (by submit or
  * next) is completed exactly once, with the entity it went down for; a
@@ -233,8 +234,11 @@
  * Before it submits an async write that a group's own flusher sends, the
  * glue asks ioband_sched_writeback_full() whether the group holds its
  * share of writeback, and if so lets the flusher wait (section 17).
- * Presuspend turns on passthrough, which sends every held item down
- * regardless of the window and every new one at once, uncharged.
+ * Presuspend drains its target's groups (ioband_sched_drain()) and sends
+ * that target's later bios down as urgent until it resumes. Passthrough,
+ * which sends every held item down regardless of the window and every
+ * new one at once, uncharged, drains a whole domain: the simulator's
+ * suspend uses it, the glue suspends one target at a time.
  * submit, next and complete take now_ns, monotonic nanoseconds
  * (ktime_get_ns()): the window and the competing groups run on it, and
  * so do the range policies; the glue keeps one timer (section 13).
