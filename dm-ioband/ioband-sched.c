@@ -519,7 +519,10 @@
  * took the waits away there (81-93%), but also from the case waiting
  * exists for: two groups with one IO outstanding each, on a device that
  * serves one at a time, then split 1:1 instead of 8:1. The signal that
- * tells such a device from a starved CPU is still to be found.
+ * tells such a device from a starved CPU is still to be found. Part of
+ * the waits' cost was the glue's: it moved its wake-up timer on nearly
+ * every submission and completion while a group competed; leaving a
+ * timer armed no later alone brought the same runs to 85-89%.
  *
  * 16. What nobody may wait for, and what costs by size
  *
@@ -560,9 +563,10 @@
  * waits in map before adding more: the rest of its pages stay dirty,
  * where both limits see them, every group's flusher keeps running, and
  * every group keeps a backlog here, where its weight acts. The same four
- * groups then split 3.85:1.99:0.99:1 under `weight` (3.99:2.00:1.00:1 in
- * IOs, what `weight` counts) and 4.00:2.00:1.00:1 under `weight-iosize`,
- * at 100% of dm-linear's throughput.
+ * groups then split 3.89:1.99:1.01:1 in bytes under `weight`
+ * (4.00:2.00:1.00:1 in IOs, what `weight` counts) and 4.00:2.00:1.00:1
+ * under `weight-iosize`, at 100% of dm-linear's throughput (medians of
+ * three boots, bench/results/6.1/bench.md).
  *
  * Only a group's own flusher waits, and only for its own group: the
  * glue waits in the work item of the bdi_writeback whose cgroup owns the
