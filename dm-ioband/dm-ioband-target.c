@@ -592,7 +592,7 @@ static void ioband_dispatch_work(struct work_struct *work)
 	struct ioband_bio *ib;
 	unsigned long flags;
 	struct blk_plug plug;
-	bool room = false;
+	bool wake_flushers = false;
 	u64 now_ns;
 
 	blk_start_plug(&plug);
@@ -605,11 +605,11 @@ static void ioband_dispatch_work(struct work_struct *work)
 			group = ioband_entity_group(entity);
 			ioband_group_account_wait(group, now_ns - ib->time_ns);
 			__ioband_start(ib, group, now_ns);
-			room |= domain->writeback_waiters &&
-				!ioband_sched_writeback_full(&domain->sched,
-							     entity);
+			wake_flushers |= domain->writeback_waiters &&
+					 !ioband_sched_writeback_full(&domain->sched,
+								      entity);
 		}
-		if (room && !item)
+		if (wake_flushers && !item)
 			__ioband_wake_writeback(domain);
 		spin_unlock_irqrestore(&domain->lock, flags);
 		if (!item)
