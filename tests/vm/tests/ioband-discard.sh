@@ -11,7 +11,10 @@
 . /ioband/lib.sh
 set -eu
 
-WINDOW=$(scaled 8)
+# Once in a full suite run (6.1, 8 s after 3 s of warm-up) the reader got
+# 585 per mille; alone, six runs gave 496-513. The longer window averages
+# a transient out; a lasting bias still fails.
+WINDOW=$(scaled 12)
 nb=$(make_nullb dc 1024 memory_backed=1 discard=1 mbps=16)
 size=$(dev_sectors "$nb")
 cg_create dc-t
@@ -36,7 +39,7 @@ cg_run dc-r fio --name=read --filename=/dev/mapper/dc --rw=randread --bs=4k \
 read_pid=$!
 stop() { stop_fio "$trim_pid" "$read_pid"; }
 trap stop EXIT
-sleep "$(scaled 3)"
+sleep "$(scaled 4)"
 t0=$(group_field "$t" 6) r0=$(group_field "$r" 3) d0=$(group_field "$t" 5)
 sleep "$WINDOW"
 t1=$(group_field "$t" 6) r1=$(group_field "$r" 3) d1=$(group_field "$t" 5)
