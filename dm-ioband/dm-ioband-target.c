@@ -533,8 +533,9 @@ static void ioband_writeback_wait(struct dm_target *ti, struct bio *bio)
  * Called whenever the dispatch loop will not run otherwise, so on most
  * submissions and completions while a group competes: a timer already
  * armed no later is left alone (moving it costs more than the early
- * run of the dispatch loop, which arms it again; on an uncapped null_blk
- * in a TCG guest moving it each time cost a fifth of the IOPS).
+ * run of the dispatch loop, which arms it again; scratch runs on an
+ * uncapped null_blk in a TCG guest got 61-76% of dm-linear's IOPS moving
+ * it each time, 85-89% leaving it).
  */
 static void __ioband_arm_limit_timer(struct ioband_domain *domain)
 {
