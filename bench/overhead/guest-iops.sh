@@ -10,11 +10,7 @@
 # per N; within a pair the two devices run back to back, in alternating
 # order (linear first in odd pairs, ioband first in even ones), so that a
 # slow spell of the host (a TCG guest's CPU is a host thread) hits both
-# alike. The readers run at nice 10: on 6.12 (EEVDF), 64 fio processes at
-# nice 0 left this script's own shell so little of the 2 vCPUs that one
-# pair of 32 groups had not been measured after 4 minutes (load average
-# 95); the ratio compares two devices under the same readers either way.
-# Prints "@@OVERHEAD <N> <pair> <linear IOPS> <ioband IOPS>" lines.
+# alike. Prints "@@OVERHEAD <N> <pair> <linear IOPS> <ioband IOPS>" lines.
 . /ioband/lib.sh
 set -eu
 
@@ -56,7 +52,7 @@ iops() {
 	_pids=
 	while [ "$_i" -lt "$2" ]; do
 		cg_run "ovh/g$_i" fio --name="g$_i" --filename="$1" --direct=1 --ioengine=libaio \
-			--iodepth="$3" --numjobs=1 --rw=randread --bs=4k --norandommap --randrepeat=0 --nice=10 \
+			--iodepth="$3" --numjobs=1 --rw=randread --bs=4k --norandommap --randrepeat=0 \
 			--time_based --runtime=300 --output=/dev/null >/dev/null 2>&1 &
 		_pids="$_pids $!"
 		_i=$((_i + 1))
