@@ -21,33 +21,38 @@ dev=$(make_nullb ovh 1024)
 size=$(blockdev --getsz "$dev")
 stat=/sys/dev/block/$(dev_majmin "$dev")/stat
 
-# cg_empty CGROUP: no process in it (cgroupfs files have no size: read it).
-cg_empty() { [ -z "$(cat "$CGROOT/$1/cgroup.procs")" ]; }
-
-# reads CGROUP MAJ:MIN: the reads io.stat counts for the group on the device.
-reads() {
-	sed -n "s/^$2 .*rios=\([0-9]*\).*/\1/p" "$CGROOT/$1/io.stat" | awk '{ n += $1 } END { print n + 0 }'
+# group_reads N MAJ:MIN: a line for each of the groups ovh/g0 to g(N-1),
+# the reads its io.stat counts on the device. One awk reads every group's
+# file: the checks below poll ten times a second while up to 64 fio
+# processes hold both vCPUs, and a fork per group per poll starved this
+# shell so long on 6.12 that 32 groups' pair never ended.
+group_reads() {
+	_files=
+	_j=0
+	while [ "$_j" -lt "$1" ]; do
+		_files="$_files $CGROOT/ovh/g$_j/io.stat"
+		_j=$((_j + 1))
+	done
+	# shellcheck disable=SC2086 # one word per file
+	awk -v mm="$2" -v n="$1" '$1 == mm {
+		g = FILENAME; sub(/.*\/g/, "", g); sub(/\/io\.stat$/, "", g)
+		for (i = 2; i <= NF; i++) if ($i ~ /^rios=/) r[g] += substr($i, 6)
+	} END { for (g = 0; g < n; g++) print r[g] + 0 }' $_files
 }
 
 # all_reading N MAJ:MIN: each of the N groups has read more than base.txt's
 # line for it says.
 all_reading() {
-	_j=0
-	while [ "$_j" -lt "$1" ]; do
-		[ "$(reads "ovh/g$_j" "$2")" -gt "$(sed -n "$((_j + 1))p" base.txt)" ] || return 1
-		_j=$((_j + 1))
-	done
+	group_reads "$1" "$2" | awk 'NR == FNR { base[FNR] = $1; next } $1 <= base[FNR] { exit 1 }' base.txt -
 }
+
+# ovh_empty: no process left in any group.
+ovh_empty() { grep -q '^populated 0$' "$CGROOT/ovh/cgroup.events"; }
 
 # iops DEVICE N DEPTH: the IOPS of N fio readers at once, one per cgroup.
 iops() {
 	_mm=$(dev_majmin "$1")
-	: >base.txt
-	_i=0
-	while [ "$_i" -lt "$2" ]; do
-		reads "ovh/g$_i" "$_mm" >>base.txt
-		_i=$((_i + 1))
-	done
+	group_reads "$2" "$_mm" >base.txt
 	_i=0
 	_pids=
 	while [ "$_i" -lt "$2" ]; do
@@ -64,13 +69,10 @@ iops() {
 	sleep "$WINDOW"
 	_t1=$(cut -d' ' -f1 /proc/uptime) _c1=$(awk '{ print $1 }' "$stat")
 	# Every process of the groups' cgroups goes (the pids above are the
-	# shells that run fio, not fio's job processes, which hold the device).
-	_i=0
-	while [ "$_i" -lt "$2" ]; do
-		echo 1 >"$CGROOT/ovh/g$_i/cgroup.kill"
-		wait_for 30 cg_empty "ovh/g$_i"
-		_i=$((_i + 1))
-	done
+	# shells that run fio, not fio's job processes, which hold the device):
+	# one write kills the whole subtree.
+	echo 1 >"$CGROOT/ovh/cgroup.kill"
+	wait_for 30 ovh_empty
 	for _p in $_pids; do wait "$_p" 2>/dev/null || :; done
 	awk -v a="$_c0" -v b="$_c1" -v t0="$_t0" -v t1="$_t1" 'BEGIN { printf "%.0f\n", (b - a) / (t1 - t0) }'
 }
