@@ -2,7 +2,10 @@
 #
 #   make            build dm-ioband.ko (against KDIR) and iobandctl
 #   make check      every test: unit tests, then guest tests on 6.1 and newest
-#                   (7.3, scripts/kernels.pinned), a smoke subset on 6.12
+#                   (7.3, scripts/kernels.pinned), a smoke subset on 6.12;
+#                   the long storage-stack tests run on 6.1 only, the long
+#                   reliability tests on newest only (tests/check)
+#   make check-full the same with the whole guest suite on 6.1, 6.12 and newest
 #   make check-debug  (not in CI) the guest tests and a SOAK_MIN (3) minute
 #                   soak on a 6.1 kernel built from Debian's source with
 #                   KASAN, lockdep, DEBUG_OBJECTS, kmemleak; the kernel build
@@ -48,6 +51,9 @@ kernels: deps
 check:
 	tests/check
 
+check-full:
+	tests/check --full
+
 check-debug: deps
 	tests/check --vm-only --kernels 6.1-debug --soak $(or $(SOAK_MIN),3)
 
@@ -80,7 +86,7 @@ clean:
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit/core clean
 
-.PHONY: all module tools deps kernels check check-debug demo soak fuzz bench bench-fairness bench-overhead clean
+.PHONY: all module tools deps kernels check check-full check-debug demo soak fuzz bench bench-fairness bench-overhead clean
 
 # ---- install, uninstall, deb ----
 

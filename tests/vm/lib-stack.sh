@@ -101,7 +101,7 @@ stack_shares() {
 	sleep "$STACK_WINDOW"
 	_ss_da=$(($(group_sectors "$1" "$_ss_ida") - _ss_a0))
 	_ss_db=$(($(group_sectors "$3" "$_ss_idb") - _ss_b0))
-	wait "$_ss_pa" "$_ss_pb"
+	stop_fio "$_ss_pa" "$_ss_pb" # the runtime is only a ceiling
 	assert_ge "$_ss_db" 1 "sectors of stack-b in the window"
 	_ss_ratio=$((_ss_da * 100 / _ss_db))
 	log "shares over ${STACK_WINDOW} s: stack-a $_ss_da sectors, stack-b $_ss_db sectors, ratio $_ss_ratio/100 (weights 200:100)"
