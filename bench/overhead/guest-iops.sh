@@ -5,8 +5,9 @@
 # max(4, 64 / N)), through dm-linear and through ioband with those N groups
 # attached, in the same boot. The IOPS are the null_blk's reads completed
 # over OVERHEAD_WINDOW seconds that start once every group's IO is seen
-# moving (32 fio processes take seconds to start in a TCG guest: fio's own
-# figures would cover times when not all of them ran). OVERHEAD_REPS pairs
+# moving (32 fio processes take seconds to start in a TCG guest, so they
+# wait at a start gate until all have started, and fio's own figures would
+# cover times when not all of them ran). OVERHEAD_REPS pairs
 # per N; within a pair the two devices run back to back, in alternating
 # order (linear first in odd pairs, ioband first in even ones), so that a
 # slow spell of the host (a TCG guest's CPU is a host thread) hits both
@@ -49,21 +50,36 @@ all_reading() {
 # ovh_empty: no process left in any group.
 ovh_empty() { grep -q '^populated 0$' "$CGROOT/ovh/cgroup.events"; }
 
+# all_ready N: N fio jobs wait at the start gate (each made its ready.*).
+all_ready() {
+	_n=0
+	for _f in ready.*; do [ ! -e "$_f" ] || _n=$((_n + 1)); done
+	[ "$_n" -ge "$1" ]
+}
+
 # iops DEVICE N DEPTH: the IOPS of N fio readers at once, one per cgroup.
+# Each job waits at a gate (fio's exec_prerun) until all N have started:
+# fio takes about a second of CPU to start a job in the emulated guest,
+# and on 6.12 the jobs already reading starved the ones still starting so
+# long that 32 groups were not all reading after 120 s (a monitor at nice
+# -20 saw 8 of 32 fio parents runnable and childless after 40 s).
 iops() {
 	_mm=$(dev_majmin "$1")
 	group_reads "$2" "$_mm" >base.txt
+	rm -f go ready.*
 	_i=0
 	_pids=
 	while [ "$_i" -lt "$2" ]; do
 		cg_run "ovh/g$_i" fio --name="g$_i" --filename="$1" --direct=1 --ioengine=libaio \
 			--iodepth="$3" --numjobs=1 --rw=randread --bs=4k --norandommap --randrepeat=0 \
+			--exec_prerun="touch $PWD/ready.g$_i; while [ ! -e $PWD/go ]; do sleep 0.5; done" \
 			--time_based --runtime=300 --output=/dev/null >/dev/null 2>&1 &
 		_pids="$_pids $!"
 		_i=$((_i + 1))
 	done
-	# 32 fio processes take more than 10 s to start in the emulated guest.
-	wait_for 120 all_reading "$2" "$_mm"
+	wait_for 120 all_ready "$2"
+	touch go
+	wait_for 30 all_reading "$2" "$_mm"
 	sleep 1
 	_t0=$(cut -d' ' -f1 /proc/uptime) _c0=$(awk '{ print $1 }' "$stat")
 	sleep "$WINDOW"
