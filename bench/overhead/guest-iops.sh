@@ -25,8 +25,8 @@ stat=/sys/dev/block/$(dev_majmin "$dev")/stat
 # group_reads N MAJ:MIN: a line for each of the groups ovh/g0 to g(N-1),
 # the reads its io.stat counts on the device. One awk reads every group's
 # file: the checks below poll ten times a second while up to 64 fio
-# processes hold both vCPUs, and a fork per group per poll starved this
-# shell so long on 6.12 that 32 groups' pair never ended.
+# processes hold both vCPUs, and a fork per group per poll would take
+# the harness's shell that much longer to get through.
 group_reads() {
 	_files=
 	_j=0

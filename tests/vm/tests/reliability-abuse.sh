@@ -156,8 +156,9 @@ queued_ge "$x" 1 || perf_check fail "huge bios: the abuser held nothing in ioban
 # ioband's own counters: the abuser's bios reached ioband as large as
 # dm lets them, 512 KiB or the largest request of the device below if
 # that is smaller (null_blk: 127.5 KiB); a 1 MiB read splits into pieces
-# of that size and a shorter rest, so at least half of that on average
-# (7.3 averaged 202 sectors of 255; 4 KiB bios would be 8).
+# of that size and a shorter rest, so at least half of that on average,
+# dm_max_kb sectors (7.3 averaged 202 sectors of 255; 4 KiB bios would
+# be 8).
 dm_max_kb=$(cat "/sys/block/$(basename "$(readlink -f "$dm")")/queue/max_sectors_kb")
 [ "$dm_max_kb" -le 512 ] || dm_max_kb=512
 assert_ge $(($(stat_field "$x" read_sectors) / $(stat_field "$x" reads))) "$dm_max_kb" "huge bios: sectors per abuser bio"

@@ -20,10 +20,11 @@
 #    minutes of IO add nothing to the module (map never allocates:
 #    a held bio waits in its per-bio data), so after the load
 #    SUnreclaim (the caches shrunk first) is within RL_GROWTH_KB (8192)
-#    KiB of where it was with the device idle (the kernel's own per-cgroup block state for 256
-#    cgroups on two devices stays until the device goes: about 3 MiB
-#    measured; a leak of 32 bytes a bio would be 8 MiB over the ~270,000
-#    bios), and after the removal within as much of where it was before.
+#    KiB of where it was with the device idle (the kernel's own
+#    per-cgroup block state for 256 cgroups on two devices stays until
+#    the device goes: about 3 MiB measured; a leak of 32 bytes a bio
+#    would be 8 MiB over the ~270,000 bios), and after the removal within
+#    as much of where it was before.
 # Setup (256 cgroups, fio's 256 processes) and teardown take a minute or
 # more under TCG on a busy host, the load two.
 # On the debug kernel (slow_kernel) 256 fio processes under KASAN and
