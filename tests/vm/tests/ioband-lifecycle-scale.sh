@@ -5,7 +5,11 @@
 # reset, suspend and resume walk them all, and IO from an attached cgroup
 # is charged to it. Where ftrace's function_graph tracer is there, the
 # longest walk chunk and map/end_io calls are printed: each chunk is one
-# section with interrupts off.
+# section with interrupts off. Where the kernel has the irqsoff tracer and
+# lock_stat (the debug kernel, scripts/build-debug-kernel), the walks run
+# again to the destructor and the longest interrupts-off section is
+# printed: the system's (irqsoff) and the longest hold of the domain lock,
+# which ioband takes with interrupts off (lock_stat).
 # harness-timeout: 600
 . /ioband/lib.sh
 set -eu
@@ -59,16 +63,24 @@ cg_run sc-a fio --name=sc --filename=/dev/mapper/sc --direct=1 --ioengine=libaio
 sectors=$(dmsetup status sc | awk -v id="$a" '{ for (i = 5; i + 6 <= NF; i += 7) if ($i == id) print $(i + 3) + $(i + 6) }')
 assert_eq "$sectors" 65536 "sectors of sc-a, attached after $((groups - 1)) others"
 
-dmsetup message sc 0 reset
-dmsetup suspend sc
-dmsetup resume sc
-dmsetup table sc >printed.txt
-dmsetup load sc <printed.txt
-dmsetup resume sc
+# Every walk of all the groups: status, stats, reset, suspend (a drain),
+# a reload of the printed table, a policy switch.
+walk_all() {
+	dmsetup status sc >/dev/null
+	dmsetup message sc 0 stats >/dev/null
+	dmsetup message sc 0 reset
+	dmsetup suspend sc
+	dmsetup resume sc
+	dmsetup table sc >printed.txt
+	dmsetup load sc <printed.txt
+	dmsetup resume sc
+	dmsetup message sc 0 policy range-bw
+	dmsetup message sc 0 policy weight
+}
+
+walk_all
 assert_eq "$(dmsetup table sc)" "$(cat printed.txt)" "the table of $groups groups after a reload"
 dmsetup message sc 0 detach "$a"
-dmsetup message sc 0 policy range-bw
-dmsetup message sc 0 policy weight
 
 if [ $trace = 1 ]; then
 	echo 0 >$T/tracing_on
@@ -83,5 +95,42 @@ if [ $trace = 1 ]; then
 	echo >$T/set_ftrace_filter
 fi
 
+# The walks again and the destructor, timed with interrupts off.
+irqsoff=0
+if grep -qw irqsoff $T/available_tracers 2>/dev/null; then
+	# Only the section's length: no function trace inside it.
+	echo 0 >$T/options/function-trace
+	echo 0 >$T/tracing_max_latency
+	echo irqsoff >$T/current_tracer
+	echo 1 >$T/tracing_on
+	irqsoff=1
+fi
+lock_stat=0
+if [ -w /proc/lock_stat ] && [ -w /proc/sys/kernel/lock_stat ]; then
+	echo 0 >/proc/lock_stat
+	echo 1 >/proc/sys/kernel/lock_stat
+	lock_stat=1
+fi
+if [ $irqsoff = 1 ] || [ $lock_stat = 1 ]; then
+	walk_all
+fi
 dmsetup remove sc
+if [ $irqsoff = 1 ]; then
+	echo 0 >$T/tracing_on
+	echo "longest interrupts-off section in the system: $(cat $T/tracing_max_latency) us," \
+		"from $(sed -n 's/^# *=> started at: *//p' $T/trace | head -n 1)" \
+		"to $(sed -n 's/^# *=> ended at: *//p' $T/trace | head -n 1)"
+	echo nop >$T/current_tracer
+	echo 1 >$T/options/function-trace
+fi
+if [ $lock_stat = 1 ]; then
+	echo 0 >/proc/sys/kernel/lock_stat
+	# "class name  con-bounces ... holdtime-max ...": two words before the
+	# numbers in the header, one in a class's line; times in us.
+	held=$(awk '/class name/ { for (i = 1; i <= NF; i++) if ($i == "holdtime-max") col = i - 1 }
+		col && $1 == "&domain->lock:" { print $col " us in " $(col - 2) " acquisitions"; exit }' /proc/lock_stat)
+	[ -n "$held" ] || { grep -n 'class name\|domain' /proc/lock_stat | head; fail "no &domain->lock in /proc/lock_stat"; }
+	echo "longest hold of the domain lock (interrupts off): $held"
+fi
+
 remove_nullb sc
