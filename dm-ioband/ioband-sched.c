@@ -530,8 +530,9 @@
  * in its submitter's context shows a least latency of about 3 us, rate x
  * latency is less than one bio, and with 8 or more groups nearly every
  * bio finds the window full and goes down from the worker
- * (bench/results/overhead.md, 6.1: 54% of dm-linear's IOPS at 8 groups,
- * 82% at one, which never finds it full).
+ * (bench/results/overhead.md, medians of ten pairs: 49.5% of dm-linear's
+ * IOPS at 8 groups on 6.1 and 41.2% on 6.12, 79.8% and 83.1% at one, which
+ * never finds it full).
  *
  * Holding is not the larger part of that cost. In scratch runs on 6.1
  * (two groups at 1 x 32, six runs of each variant interleaved with
