@@ -23,6 +23,10 @@
  * run-overhead counts instructions for two numbers of bios and divides the
  * difference by the difference of bios dispatched, so that the set-up drops
  * out; the TSC ticks are measured here around the loop only.
+ *
+ * After the loop, with every group still backlogged, the policy switches
+ * to range-bw and back (to weight from weight-range): the one section
+ * under the kernel's domain lock whose work grows with the groups. switch_ns reports the longer of the two, in nanoseconds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,16 +98,41 @@ static u32 next_random(void)
 	return (u32)(lcg_state >> 33);
 }
 
+static u64 monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 static u64 ticks(void)
 {
 #ifdef HAVE_TSC
 	return __rdtsc();
 #else
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	return monotonic_ns();
 #endif
+}
+
+/*
+ * The longer of two policy switches, away from @policy (to range-bw, or
+ * to weight from a range policy) and back: each re-sorts the backlogged
+ * groups when it crosses between a weight and a range policy.
+ */
+static u64 policy_switch_ns(struct ioband_sched *sched,
+			    enum ioband_policy policy)
+{
+	enum ioband_policy other = ioband_policy_is_range(policy) ?
+				   IOBAND_POLICY_WEIGHT : IOBAND_POLICY_RANGE_BW;
+	u64 t0, t1, t2;
+
+	t0 = monotonic_ns();
+	ioband_sched_set_policy(sched, other);
+	t1 = monotonic_ns();
+	ioband_sched_set_policy(sched, policy);
+	t2 = monotonic_ns();
+	return t1 - t0 > t2 - t1 ? t1 - t0 : t2 - t1;
 }
 
 /* cgroup ids are inode numbers: sparse, increasing. */
@@ -145,7 +174,7 @@ static int attach(struct ioband_sched *sched, struct ioband_group_set *set,
 
 int main(int argc, char **argv)
 {
-	unsigned int nr_groups, i, nr_slots, per_group, in_table;
+	unsigned int nr_groups, i, nr_slots, per_group, in_table, backlogged;
 	enum ioband_policy policy = IOBAND_POLICY_WEIGHT;
 	unsigned long long nr_bios, n, queued_sum = 0, flight_sum = 0;
 	struct ioband_sched_params params;
@@ -223,7 +252,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "core-cost: the device ran dry after %llu bios\n", n);
 		return 1;
 	}
-	printf("groups %u bios %llu dispatched %llu queued %.1f in_flight %.1f tree_steps %.2f %s %.1f\n",
+	printf("groups %u bios %llu dispatched %llu queued %.1f in_flight %.1f tree_steps %.2f %s %.1f",
 	       nr_groups, nr_bios, (unsigned long long)sched.stats.dispatched,
 	       (double)queued_sum / n, (double)flight_sum / n,
 	       (double)(sched.stats.tree_steps - steps0) / (sched.stats.dispatched - disp0),
@@ -233,6 +262,10 @@ int main(int argc, char **argv)
 	       "ns_per_bio",
 #endif
 	       (double)(t1 - t0) / n);
+	for (i = 0, backlogged = 0; i < nr_groups; i++)
+		backlogged += groups[i].entity.nr_queued > 0;
+	printf(" backlogged %u switch_ns %llu\n", backlogged,
+	       (unsigned long long)policy_switch_ns(&sched, policy));
 	free(device);
 	free(slots);
 	free(groups);
