@@ -528,8 +528,8 @@
  * between boots is larger than what the change gained. There the window
  * sits at its floor, IOBAND_WINDOW_MIN_SECTORS: a null_blk that completes
  * in its submitter's context shows a least latency of about 3 us, rate x
- * latency is less than one bio, and with 8 or more groups nearly every
- * bio finds the window full and goes down from the worker
+ * latency is less than one bio, and with 8 or more groups many bios
+ * find the window full and go down from the worker
  * (bench/results/overhead.md, medians of ten pairs: 49.5% of dm-linear's
  * IOPS at 8 groups on 6.1 and 41.2% on 6.12, 79.8% and 83.1% at one, which
  * never finds it full).

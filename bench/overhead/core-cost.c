@@ -26,7 +26,8 @@
  *
  * After the loop, with every group still backlogged, the policy switches
  * to range-bw and back (to weight from weight-range): the one section
- * under the kernel's domain lock whose work grows with the groups. switch_ns reports the longer of the two, in nanoseconds.
+ * under the kernel's domain lock whose work grows with the groups.
+ * switch_ns reports the longer of the two, in nanoseconds.
  */
 #include <stdio.h>
 #include <stdlib.h>
