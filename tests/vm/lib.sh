@@ -168,13 +168,21 @@ cg_remove() { # PATH: remove a cgroup (must be empty)
 
 # ---- misc ----
 
-# wait_for SECONDS CMD [ARGS...]: retry CMD every 0.1 s until it succeeds.
-# SECONDS is for a Debian kernel: a slower one (the debug kernel) gets
-# $IOBAND_TIMESCALE times longer.
-wait_for() {
-	_wf_secs=$(($1 * ${IOBAND_TIMESCALE:-1}))
+# within SECONDS CMD [ARGS...]: retry CMD every 0.1 s until it succeeds;
+# false if it has not after SECONDS. SECONDS is for a Debian kernel: a
+# slower one (the debug kernel) gets $IOBAND_TIMESCALE times longer. For
+# a failure that says more than wait_for's: within N CMD || fail "...".
+within() {
+	_wi_secs=$(scaled "$1")
 	shift
-	poll "$_wf_secs" 0.1 "$@" || fail "timed out waiting for: $*"
+	poll "$_wi_secs" 0.1 "$@"
+}
+
+# wait_for SECONDS CMD [ARGS...]: within, or fail naming CMD.
+wait_for() {
+	_wf_secs=$1
+	shift
+	within "$_wf_secs" "$@" || fail "timed out waiting for: $*"
 }
 
 # wait_io DEV [CGROUP]: wait until IO completes on DEV (or, given CGROUP,

@@ -59,7 +59,7 @@ wait_for 5 test -s pgrp
 pgrp=$(cat pgrp)
 dmsetup message gt 0 attach "$pgrp:300"
 echo go >go
-wait_for 20 sh -c "[ \"\$(dmsetup status gt | awk '{ print \$13 }')\" = 50 ]" ||
+within 20 sh -c "[ \"\$(dmsetup status gt | awk '{ print \$13 }')\" = 50 ]" ||
 	fail "pgrp: the process group's reads were not counted to it: $(dmsetup status gt)"
 fio_reads /dev/mapper/gt 10
 assert_eq "$(reads gt "$pgrp") $(reads gt -1)" "50 10" "pgrp: reads of the process group, others"

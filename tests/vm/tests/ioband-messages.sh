@@ -106,7 +106,7 @@ cg_run msg-a fio --name=held --filename=/dev/mapper/msg --direct=1 --ioengine=li
 	--iodepth=32 --rw=randwrite --bs=4k --size="$(scaled 8)M" --verify=crc32c --verify_fatal=1 \
 	--output=fio-held.txt &
 fio_pid=$!
-wait_for 10 sh -c "[ \"\$(dmsetup message msg 0 stats | awk '\$1 == \"group=$a\"' | sed 's/.* queued=\([0-9]*\).*/\1/')\" -gt 4 ]" ||
+within 10 sh -c "[ \"\$(dmsetup message msg 0 stats | awk '\$1 == \"group=$a\"' | sed 's/.* queued=\([0-9]*\).*/\1/')\" -gt 4 ]" ||
 	fail "group a never had held bios"
 dmsetup message msg 0 detach "$a"
 wait "$fio_pid" || { cat fio-held.txt; fail "fio failed after its group was detached"; }

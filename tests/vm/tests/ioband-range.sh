@@ -36,7 +36,7 @@ no_fio() { ! pidof fio >/dev/null; }
 # and closed the device.
 stop_loads() {
 	killall -KILL fio 2>/dev/null || true
-	wait_for 60 no_fio || fail "fio still running after SIGKILL"
+	within 60 no_fio || fail "fio still running after SIGKILL"
 }
 grown() { # BEFORE CGROUP...: each has had IO served since the snapshot BEFORE
 	_before=$1

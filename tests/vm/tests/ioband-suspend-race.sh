@@ -58,7 +58,7 @@ fio_pid=$!
 # Once reads complete, fio's job holds the device open (fio opens it
 # once before, to size it: an open count alone may be that one).
 sr_reading() { [ "$(sr_reads)" -gt "$reads0" ]; }
-wait_for 20 sr_reading || fail "fio did not read the device"
+within 20 sr_reading || fail "fio did not read the device"
 dmsetup remove --deferred sr
 wait "$fio_pid" || { cat fio-busy.txt; fail "fio failed across a deferred remove"; }
 sleep 1

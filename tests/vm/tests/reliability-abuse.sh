@@ -104,7 +104,7 @@ stop() {
 	# shellcheck disable=SC2086
 	wait $fios || true
 	fios=
-	poll "$(scaled 30)" 0.1 sh -c "dmsetup message ra 0 stats | head -n 1 | grep -q ' in_flight=0 queued=0 '" ||
+	within 30 sh -c "dmsetup message ra 0 stats | head -n 1 | grep -q ' in_flight=0 queued=0 '" ||
 		fail "bios still in ioband $(scaled 30) s after every fio ended: $(dmsetup message ra 0 stats | head -n 1)"
 	log "stopped"
 }
