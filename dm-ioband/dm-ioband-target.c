@@ -170,12 +170,15 @@ static const struct rhashtable_params ioband_group_index_params = {
 /*
  * Per-bio data. A held bio waits in its group's queue through @item;
  * @group is the group the bio went down for, NULL when it bypassed the
- * scheduler; @time_ns is when it was held, then when it went down.
+ * scheduler; @time_ns is when it was held, then when it went down;
+ * @dispatcher the task that sent it down, to tell a device that
+ * completes inline (ioband_end_io()).
  */
 struct ioband_bio {
 	struct ioband_sched_item item;
 	struct ioband_group *group;
 	u64 time_ns;
+	struct task_struct *dispatcher;
 };
 
 static enum ioband_group_type ioband_type(const struct ioband_c *ic)
@@ -425,6 +428,7 @@ static void __ioband_start(struct ioband_bio *ib, struct ioband_group *group,
 {
 	ib->group = group;
 	ib->time_ns = now_ns;
+	ib->dispatcher = current;
 	group->in_flight++;
 	ioband_group_account(group, ib->item.dir, ib->item.sectors);
 }
@@ -1315,6 +1319,15 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 
 	if (!group)
 		return DM_ENDIO_DONE;
+	/*
+	 * Completed in the task that sent it down, not from an interrupt or
+	 * another task: the device completes at submission (section 14 of
+	 * ioband-sched.c). A poller completes its own bios too, from the
+	 * device's queue: those do not count.
+	 */
+	if (in_task() && current == ib->dispatcher &&
+	    !ioband_bio_must_not_wait(bio))
+		ib->item.flags |= IOBAND_ITEM_COMPLETED_INLINE;
 	now_ns = ktime_get_ns();
 	spin_lock_irqsave(&domain->lock, flags);
 	group->stats.service_ns += now_ns - ib->time_ns;
@@ -1512,10 +1525,11 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 	       sched->token_base, sched->io_throttle, sched->io_limit,
 	       sched->params.carryover, sched->in_flight, sched->nr_queued,
 	       sched->vtime, ktime_get_ns() - ic->stats_start_ns);
-	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu window_queueing_pct=%u",
+	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu window_queueing_pct=%u window_inline=%d",
 	       w->sectors, w->in_flight_sectors, w->rate / 2, w->min_lat_ns,
 	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
-	       sched->stats.urgent, w->queueing * 100 / 256);
+	       sched->stats.urgent, w->queueing * 100 / 256,
+	       w->completes_inline);
 	DMEMIT(" writeback_attribution=%s writeback_hold_sectors=%llu",
 	       IOBAND_WRITEBACK_ATTRIBUTION, w->writeback_hold_sectors);
 	spin_unlock_irqrestore(&ic->domain->lock, flags);

@@ -429,6 +429,29 @@
  * such a device at its cap (measured, 16 MiB/s in a TCG guest, at 100%
  * of dm-linear's throughput), and the backlog stays here.
  *
+ * Other devices complete every bio in the task that sends it down,
+ * before its submission returns: brd, zram, a null_blk without a cap.
+ * They have no queue. What is in flight below us there is only what the
+ * submitting tasks have not yet flushed from their plugs, and an IO costs
+ * its submitter's CPU time, not the device's. A backlog held here cannot
+ * make such a device serve one group before another; it can only idle the
+ * CPU that would have served it, and make a worker's wake-up of every
+ * window's worth (8 groups behind a two-bio window on an uncapped null_blk
+ * in a 2-vCPU TCG guest got about half of dm-linear's IOPS). So the glue
+ * marks an item that completed in the task that dispatched it
+ * (IOBAND_ITEM_COMPLETED_INLINE; not a poller's own bios, which waited in
+ * the device's queue), and while every item of the latest period
+ * completed so (window.completes_inline), the window is open:
+ * ioband_sched_room() asks only io_limit, and no group waits (section 15).
+ * Nothing is held then but for io_limit and the range policies' max; the
+ * tags still move, and the shares are those of the CPU scheduler
+ * (cpu.weight), as without us. One item of a period completed otherwise
+ * (from an interrupt, or by another task) closes the window from that
+ * period's end. A null_blk with mbps= completes the requests it held back
+ * from its timer, so it is never inline once it holds anything; a device
+ * that turns from inline to queueing gets at most one period (50 ms) of
+ * bios past the window before it closes.
+ *
  * Costs. Every dispatch and completion adds and subtracts sectors, and a
  * completion counts its item in its size class; a period's end, every
  * 50 ms, takes the maximum of eight rates, sums twelve classes and makes
@@ -504,47 +527,33 @@
  * IO outstanding. The range policies do not wait: their tags run on
  * real time.
  *
- * Where it still costs: a device faster than the CPU that feeds it. On
- * an uncapped null_blk in a 2-vCPU TCG guest two groups at 1 x 32 got
- * 25% of dm-linear's IOPS while they waited for each other's fio
- * threads to get a CPU; with the latency bound, 61-76% (three rounds,
- * each beside dm-linear in the same boot). The waits are what costs
- * there, in CPU more than in idle device time (a timer and a worker's
- * wake-up each, in a guest whose CPU is the bottleneck): with waiting
- * off, 73-97%, and nothing was held at all (no bio found the window
- * full); with the window also at its ceiling, 88-92%; with waiting on
- * and the window at its ceiling, 30-72%; with map sending everything
- * down unscheduled, 94-109% (the rounds' spread is that wide).
- * Waiting only after bios found the window full in the latest period
- * took the waits away there (81-93%), but also from the case waiting
- * exists for: two groups with one IO outstanding each, on a device that
- * serves one at a time, then split 1:1 instead of 8:1. The signal that
- * tells such a device from a starved CPU is still to be found. Part of
- * the waits' cost was the glue's: it moved its wake-up timer on nearly
- * every submission and completion while a group competed; leaving a
- * timer armed no later alone brought the same runs to 85-89%. make
- * bench's three boots per kernel give medians of 74% (6.1, before that
- * change) and 72% (6.12, after it), 43-89% over the boots: the spread
- * between boots is larger than what the change gained. There the window
- * sits at its floor, IOBAND_WINDOW_MIN_SECTORS: a null_blk that completes
- * in its submitter's context shows a least latency of about 3 us, rate x
- * latency is less than one bio, and with 8 or more groups many bios
- * find the window full and go down from the worker
- * (bench/results/overhead.md, medians of ten pairs: 49.5% of dm-linear's
- * IOPS at 8 groups on 6.1 and 41.2% on 6.12, 79.8% and 83.1% at one, which
- * never finds it full).
+ * Where it cost: a device faster than the CPU that feeds it. On an
+ * uncapped null_blk in a 2-vCPU TCG guest, two groups at 1 x 32 got 25%
+ * of dm-linear's IOPS while they waited for each other's fio threads to
+ * get a CPU, and 61-76% with the latency bound above: the waits cost CPU
+ * there (a timer and a worker's wake-up each), not device time. Waiting
+ * only after bios found the window full took them away there, but also
+ * from the case waiting exists for (two groups with one IO outstanding
+ * each, on a device that serves one at a time, split 1:1 instead of 8:1).
+ * The signal that tells the two apart is the one of section 14: such a
+ * null_blk completes every bio in the task that sends it down, and a
+ * device that serves one at a time does not. With it, nobody waits and
+ * nothing is held there: 8 groups got 87.5% of dm-linear's IOPS (median
+ * of six pairs in one boot, 83.6-93.7%) where they got 46.4% (41.6-53.4%)
+ * held behind the window at its floor, and two groups at 1 x 32 83.3%
+ * (74.5-96.7%) against 73.6% (35.2-87.0%), on 6.1
+ * (bench/results/inline-completion.md).
  *
- * Holding is not the larger part of that cost. In scratch runs on 6.1
- * (two groups at 1 x 32, six runs of each variant interleaved with
- * dm-linear's in one boot, each against that round's dm-linear), this
- * code got 78% of dm-linear's IOPS (74-81%); sending every bio down at
- * once as if it were urgent, still classified, charged and counted, 79%
- * (73-86%); a map that only remapped, 93% (82-104%). The rest is the
- * path itself, timed there at about 4 us of CPU per bio of the 40 us the
- * guest spends on each IO: the domain's lock, which every submission and
- * completion takes from both vCPUs, the group's lookup, and the
+ * The rest is the path itself, and it is why two groups still fall short
+ * of dm-linear there. In scratch runs on 6.1 (two groups at 1 x 32, six
+ * runs of each variant interleaved with dm-linear's in one boot), sending
+ * every bio down at once as if it were urgent, still classified, charged
+ * and counted, got 79% of dm-linear's IOPS (73-86%); a map that only
+ * remapped, 93% (82-104%). That is about 4 us of CPU per bio of the 40 us
+ * the guest spends on each IO: the domain's lock, which every submission
+ * and completion takes from both vCPUs, the group's lookup, and the
  * scheduler's and the window's accounting. A device that outruns its
- * CPUs needs a path that takes no shared lock while the window has room,
+ * CPUs needs a path that takes no shared lock while the window is open,
  * as iocost commits a bio's cost with an atomic add while its group is
  * within budget and locks only to make it wait; that is not built.
  *
@@ -1057,6 +1066,7 @@ static bool ioband_sched_may_wait(const struct ioband_sched *sched,
 	u64 lat = sched->window.mean_lat_ns;
 
 	return !ioband_sched_range(sched) && !sched->passthrough &&
+	       !sched->window.completes_inline &&
 	       e->attached && e->think_ns <= IOBAND_IDLE_NS &&
 	       (!lat || e->think_ns <= IOBAND_WAIT_LATENCIES * lat);
 }
@@ -1123,8 +1133,20 @@ static void ioband_sched_emptied(struct ioband_sched *sched,
 }
 
 /*
- * The leftmost entity of ptree that still competes: waiters silent for
- * IOBAND_IDLE_NS (or any, in passthrough) leave the tree on the way.
+ * Whether waiting @e no longer competes: silent for IOBAND_IDLE_NS, or
+ * none does (passthrough drains; a device that completes inline is
+ * never waited for).
+ */
+static bool ioband_sched_waiter_gone(const struct ioband_sched *sched,
+				     const struct ioband_sched_entity *e)
+{
+	return sched->passthrough || sched->window.completes_inline ||
+	       ioband_sched_wait_over(sched, e);
+}
+
+/*
+ * The leftmost entity of ptree that still competes: waiters that no
+ * longer do leave the tree on the way.
  */
 static struct ioband_sched_entity *
 ioband_sched_pfirst_competing(struct ioband_sched *sched)
@@ -1132,7 +1154,7 @@ ioband_sched_pfirst_competing(struct ioband_sched *sched)
 	struct ioband_sched_entity *e;
 
 	while ((e = ioband_sched_pfirst(sched)) && e->waiting &&
-	       (sched->passthrough || ioband_sched_wait_over(sched, e)))
+	       ioband_sched_waiter_gone(sched, e))
 		ioband_sched_stop_waiting(sched, e);
 	return e;
 }
@@ -1712,8 +1734,7 @@ ioband_sched_pick(const struct ioband_sched *sched, u64 *wait_until)
 		e = ioband_entity_of(n, pnode);
 		if (e->nr_queued)
 			return e;
-		/* It no longer competes, or none does (passthrough drains). */
-		if (sched->passthrough || ioband_sched_wait_over(sched, e))
+		if (ioband_sched_waiter_gone(sched, e))
 			continue;
 		until = e->active_ns + IOBAND_IDLE_NS;
 		if (!*wait_until || ioband_vt_before(until, *wait_until))
@@ -1953,8 +1974,11 @@ static void ioband_window_end_period(struct ioband_window *w, u64 now)
 	if (w->period_least_ns)
 		w->queueing = ioband_div64(w->period_lat_ns << 8,
 					   w->period_least_ns);
+	w->completes_inline = w->period_items &&
+			      w->period_inline_items == w->period_items;
 	w->period_lat_ns = 0;
 	w->period_least_ns = 0;
+	w->period_inline_items = 0;
 	w->sectors = ioband_window_size(w);
 	w->writeback_hold_sectors =
 		ioband_div64(w->rate, IOBAND_NS_PER_SEC / IOBAND_WRITEBACK_HOLD_NS);
@@ -1975,10 +1999,12 @@ static u32 ioband_window_class(u32 sectors)
 	       class : IOBAND_WINDOW_SIZE_CLASSES - 1;
 }
 
-/* @item, of @sectors, completed at @now after @lat_ns below us. */
-static void ioband_window_complete(struct ioband_window *w, u32 sectors,
+/* @item completed at @now after @lat_ns below us. */
+static void ioband_window_complete(struct ioband_window *w,
+				   const struct ioband_sched_item *item,
 				   u64 lat_ns, u64 now)
 {
+	u32 sectors = item->sectors;
 	struct ioband_window_class *c =
 		&w->classes[ioband_window_class(sectors)];
 
@@ -1999,6 +2025,8 @@ static void ioband_window_complete(struct ioband_window *w, u32 sectors,
 	}
 	c->period_items++;
 	w->period_items++;
+	if (item->flags & IOBAND_ITEM_COMPLETED_INLINE)
+		w->period_inline_items++;
 	w->period_sectors += sectors;
 	/* latency < 2^30 ns, items < 2^33 in a period: no overflow */
 	w->period_lat_ns += lat_ns;
@@ -2018,7 +2046,7 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 	sched->now = now_ns;
 	if (sched->in_flight)
 		sched->in_flight--;
-	ioband_window_complete(&sched->window, item->sectors,
+	ioband_window_complete(&sched->window, item,
 			       now_ns - item->dispatch_ns, now_ns);
 	if (entity->in_flight_sectors >= item->sectors)
 		entity->in_flight_sectors -= item->sectors;

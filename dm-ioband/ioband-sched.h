@@ -142,6 +142,12 @@ enum {
 	 * token per 4 KiB it covers rather than one per bio.
 	 */
 	IOBAND_ITEM_SIZED = 1 << 1,
+	/*
+	 * Set by the caller before ioband_sched_complete(): the item
+	 * completed in the very task that sent it down, as a device that
+	 * completes at submission does (section 14).
+	 */
+	IOBAND_ITEM_COMPLETED_INLINE = 1 << 2,
 };
 
 /*
@@ -272,6 +278,13 @@ struct ioband_window {
 	u64 period_items;
 	u64 period_lat_ns;	/* latency of its items, summed */
 	u64 period_least_ns;	/* their classes' least latencies, summed */
+	u64 period_inline_items;	/* IOBAND_ITEM_COMPLETED_INLINE */
+	/*
+	 * Every item of the latest period completed inline: the device has
+	 * no queue for a backlog to form behind, and nothing is held for the
+	 * window or for a competing group (section 14).
+	 */
+	bool completes_inline;
 	/*
 	 * Latency over least latency, x 256, in the latest period that
 	 * completed items: 256 when the device queues nothing of ours, 0
@@ -442,14 +455,18 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 			   struct ioband_sched_entity *entity,
 			   struct ioband_sched_item *item, u64 now_ns);
 
-/* Room below: the window and io_limit both allow one more item. */
+/*
+ * Room below: the window and io_limit both allow one more item. A device
+ * that completes inline has no window, only io_limit.
+ */
 static inline bool ioband_sched_room(const struct ioband_sched *sched)
 {
 	if (!sched->in_flight)
 		return true;
 	if (sched->io_limit && sched->in_flight >= sched->io_limit)
 		return false;
-	return sched->window.in_flight_sectors < sched->window.sectors;
+	return sched->window.completes_inline ||
+	       sched->window.in_flight_sectors < sched->window.sectors;
 }
 
 /*

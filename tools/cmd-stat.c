@@ -148,7 +148,7 @@ static void print_windows(const struct sample_set *set)
 
 	for (i = 0; i < set->n; i++) {
 		const struct ioband_stats *st = &set->samples[i].stats;
-		const char *sectors, *flight, *rate, *lat, *wb;
+		const char *sectors, *flight, *rate, *lat, *wb, *inl;
 
 		sectors = ioband_stats_field(st->fields, st->nr_fields,
 					     "window_sectors");
@@ -160,13 +160,20 @@ static void print_windows(const struct sample_set *set)
 					 "window_min_lat_ns");
 		wb = ioband_stats_field(st->fields, st->nr_fields,
 					"writeback_attribution");
+		inl = ioband_stats_field(st->fields, st->nr_fields,
+					 "window_inline");
 		if (!sectors || !flight || !rate || !lat)
 			continue;
-		printf("%s: window %.0f KiB (2 x %.2f MB/s x %.3f ms, at least 8 KiB), %.0f KiB in flight%s%s\n",
-		       set->samples[i].name, strtod(sectors, NULL) / 2,
-		       strtod(rate, NULL) * 1024 / 1e6, strtod(lat, NULL) / 1e6,
-		       strtod(flight, NULL) / 2,
-		       wb ? "; writeback charged by " : "", wb ? wb : "");
+		if (inl && !strcmp(inl, "1"))
+			printf("%s: no window: the device completes inline, %.0f KiB in flight%s%s\n",
+			       set->samples[i].name, strtod(flight, NULL) / 2,
+			       wb ? "; writeback charged by " : "", wb ? wb : "");
+		else
+			printf("%s: window %.0f KiB (2 x %.2f MB/s x %.3f ms, at least 8 KiB), %.0f KiB in flight%s%s\n",
+			       set->samples[i].name, strtod(sectors, NULL) / 2,
+			       strtod(rate, NULL) * 1024 / 1e6, strtod(lat, NULL) / 1e6,
+			       strtod(flight, NULL) / 2,
+			       wb ? "; writeback charged by " : "", wb ? wb : "");
 	}
 }
 

@@ -121,6 +121,8 @@ static const struct domain_metric domain_metrics[] = {
 	  "IOs sent down at once as urgent (metadata, swap, journal)." },
 	{ "window_queueing_pct", "ioband_domain_window_queueing_percent", 0, 1,
 	  "Latency over least latency in the latest period (100: no queue)." },
+	{ "window_inline", "ioband_domain_window_inline", 0, 1,
+	  "1: the device completed the latest period's IOs inline; no window." },
 	{ "writeback_hold_sectors", "ioband_domain_writeback_hold_bytes", 0, 512,
 	  "Writeback a group may hold before its flusher waits." },
 };

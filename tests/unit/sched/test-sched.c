@@ -1964,6 +1964,65 @@ TEST(competing_group_with_long_think_time_never_waits)
 }
 
 /*
+ * A device that completes every item of a period in the task that sent it
+ * down (section 14) has no window: nothing is held for room or for a
+ * competing group, though io_limit still caps. One item of a period
+ * completed otherwise (from an interrupt) brings the window back.
+ */
+TEST(device_completing_inline_has_no_window)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity e[2], *a = &e[0], *b = &e[1];
+	struct ioband_sched_item it[64], one;
+	u64 t = 1 * SEC;
+	u32 i;
+
+	weight_sched_init(&s, e, (const u32[]){ 800, 100 }, 2);
+	/* one 8-sector item at a time, each completed inline in 3 us */
+	for (i = 0; i < 12; i++, t += 10 * MS) {
+		ioband_sched_item_init(&it[0], 8, IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(&s, i % 2 ? b : a, &it[0], t));
+		it[0].flags |= IOBAND_ITEM_COMPLETED_INLINE;
+		ioband_sched_complete(&s, i % 2 ? b : a, &it[0], t + 3000);
+	}
+	CHECK(s.window.completes_inline);
+	CHECK(s.window.sectors == IOBAND_WINDOW_MIN_SECTORS);
+	/* 8 times the window, from both groups: all of it goes down now */
+	for (i = 0; i < 64; i++) {
+		ioband_sched_item_init(&it[i], 8, IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(&s, i % 2 ? b : a, &it[i], t));
+	}
+	CHECK(s.nr_queued == 0 && s.in_flight == 64 && nr_waiting(e, 2) == 0);
+	CHECK(!ioband_sched_has_work(&s) && !ioband_sched_next_event_ns(&s));
+	/* io_limit still caps */
+	CHECK(ioband_sched_set_io_limit(&s, 64));
+	ioband_sched_item_init(&one, 8, IOBAND_READ, 0);
+	CHECK(!ioband_sched_submit(&s, a, &one, t));
+	it[1].flags |= IOBAND_ITEM_COMPLETED_INLINE;
+	CHECK(ioband_sched_complete(&s, b, &it[1], t + 3000));
+	CHECK(ioband_sched_next(&s, NULL, t + 3000) == &one);
+	one.flags |= IOBAND_ITEM_COMPLETED_INLINE;
+	ioband_sched_complete(&s, a, &one, t + 6000);
+	CHECK(ioband_sched_set_io_limit(&s, 0));
+	/* the first of the next period's completions comes from an interrupt */
+	t += 60 * MS;
+	ioband_sched_complete(&s, a, &it[0], t);
+	CHECK(!s.window.completes_inline);
+	for (i = 2; i < 64; i++) {
+		it[i].flags |= IOBAND_ITEM_COMPLETED_INLINE;
+		ioband_sched_complete(&s, i % 2 ? b : a, &it[i], t + 3000);
+	}
+	/* the window, two items of 8 sectors, holds the third */
+	CHECK(s.in_flight == 0 && s.window.sectors == 16);
+	for (i = 0; i < 3; i++)
+		ioband_sched_item_init(&it[i], 8, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, a, &it[0], t + 4000));
+	CHECK(ioband_sched_submit(&s, a, &it[1], t + 4000));
+	CHECK(!ioband_sched_submit(&s, a, &it[2], t + 4000));
+	CHECK(entities_valid(&s, e, 2));
+}
+
+/*
  * The scene of the tests below, at @t: A has sent its one item down and
  * competes at its next start; B, whose first item started before that,
  * has sent ib[0] down and holds ib[1] to ib[@nr_held] behind A. Every
@@ -3108,6 +3167,7 @@ int main(void)
 			 T(io_limit_caps_bios_on_top_of_the_window),
 			 T(competing_group_holds_others_back_for_idle_ns),
 			 T(competing_group_with_long_think_time_never_waits),
+			 T(device_completing_inline_has_no_window),
 			 T(completion_makes_an_idle_group_compete_again),
 			 T(competing_groups_get_their_weight_at_low_depth),
 			 T(competing_group_waits_only_within_two_latencies),
