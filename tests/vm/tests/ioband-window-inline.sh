@@ -1,0 +1,67 @@
+#!/bin/sh
+# The window's inline mode (ioband-sched.c section 14). A null_blk that
+# completes every bio in the task that sends it down (irqmode=0, no cap)
+# has no queue: the stats message says window_inline=1 and no bio waits
+# behind the window any more. One that completes from a timer 20 us
+# later (irqmode=2), as fast but from an interrupt, and one whose mbps=
+# cap completes the requests it held back from its timer, keep
+# window_inline=0, and under the capped one's backlog bios wait behind
+# the window, where the weights act. (irqmode=1 would not do: with its
+# poll queue this null_blk has two hardware queues, and blk-mq completes
+# such a request in the submitting task, inline, not from softirq.)
+. /ioband/lib.sh
+set -eu
+
+# stat_field DEV NAME: the domain's NAME in DEV's stats message.
+stat_field() {
+	dmsetup message "$1" 0 stats | head -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# periods_above DEV N: the window of DEV has measured more than N periods.
+periods_above() { [ "$(stat_field "$1" window_periods)" -gt "$2" ]; }
+
+# measure NAME NULL_BLK-ATTRIBUTE...: an ioband over a new null_blk NAME
+# under 4 KiB random reads (2 jobs x 16 outstanding); once three periods
+# have been measured, sets inline0 and full0 (window_inline and
+# window_full), then after three more, inline1, full1 and ios (the reads
+# completed in between).
+measure() {
+	_name=$1
+	shift
+	_nb=$(make_nullb "$_name" 256 "$@")
+	dm_create "$_name-ib" "0 $(dev_sectors "$_nb") ioband $_nb $_name 0 0 none weight 0 :100" >/dev/null
+	fio --name=load --filename="/dev/mapper/$_name-ib" --rw=randread --bs=4k \
+		--direct=1 --ioengine=libaio --numjobs=2 --iodepth=16 \
+		--time_based --runtime=600 --output=/dev/null >/dev/null 2>&1 &
+	_pid=$!
+	wait_io "$_nb"
+	_p=$(stat_field "$_name-ib" window_periods)
+	wait_for 10 periods_above "$_name-ib" "$((_p + 2))"
+	inline0=$(stat_field "$_name-ib" window_inline)
+	full0=$(stat_field "$_name-ib" window_full)
+	_ios0=$(_ios "$_nb")
+	_p=$(stat_field "$_name-ib" window_periods)
+	wait_for 10 periods_above "$_name-ib" "$((_p + 2))"
+	inline1=$(stat_field "$_name-ib" window_inline)
+	full1=$(stat_field "$_name-ib" window_full)
+	ios=$(($(_ios "$_nb") - _ios0))
+	stop_fio "$_pid"
+	dm_remove "$_name-ib"
+	remove_nullb "$_name"
+	log "$_name: window_inline $inline0 then $inline1, window_full +$((full1 - full0)) over $ios reads"
+}
+
+measure wi-inline
+assert_eq "$inline0" 1 "window_inline, null_blk irqmode=0"
+assert_eq "$inline1" 1 "window_inline, null_blk irqmode=0, three periods later"
+assert_ge "$ios" 100 "reads completed on the irqmode=0 null_blk"
+assert_le "$((full1 - full0))" 0 "bios held for the window while it is open"
+
+measure wi-timer irqmode=2 completion_nsec=20000
+assert_eq "$inline0" 0 "window_inline, null_blk irqmode=2 (timer, 20 us)"
+assert_eq "$inline1" 0 "window_inline, null_blk irqmode=2, three periods later"
+
+measure wi-capped mbps=16
+assert_eq "$inline0" 0 "window_inline, null_blk capped at 16 MiB/s"
+assert_eq "$inline1" 0 "window_inline, capped null_blk, three periods later"
+assert_ge "$((full1 - full0))" 1 "bios held for the window under the cap's backlog"
