@@ -77,6 +77,13 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 #define IOBAND_WINDOW_RATE_PERIODS	8
 #define IOBAND_WINDOW_MIN_LAT_NS	(10ULL * 1000 * 1000 * 1000)
 #define IOBAND_WINDOW_SIZE_CLASSES	12
+/*
+ * While the device completes inline (section 14), what may be in flight
+ * below us: 4 MiB, or the window if it is larger. Never reached by a
+ * device that completes inline; it bounds what one that stops doing so
+ * gets past the weights before its first completion says so.
+ */
+#define IOBAND_INLINE_MAX_SECTORS	8192
 
 /*
  * How long a group whose queue ran empty stays competing after its last
@@ -280,9 +287,10 @@ struct ioband_window {
 	u64 period_least_ns;	/* their classes' least latencies, summed */
 	u64 period_inline_items;	/* IOBAND_ITEM_COMPLETED_INLINE */
 	/*
-	 * Every item of the latest period completed inline: the device has
-	 * no queue for a backlog to form behind, and nothing is held for the
-	 * window or for a competing group (section 14).
+	 * Every item completed inline since the start of a period that had
+	 * only such items: the device has no queue for a backlog to form
+	 * behind, and nothing is held for the window (but beyond
+	 * IOBAND_INLINE_MAX_SECTORS) or for a competing group (section 14).
 	 */
 	bool completes_inline;
 	/*
@@ -457,16 +465,19 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 
 /*
  * Room below: the window and io_limit both allow one more item. A device
- * that completes inline has no window, only io_limit.
+ * that completes inline has no window but IOBAND_INLINE_MAX_SECTORS.
  */
 static inline bool ioband_sched_room(const struct ioband_sched *sched)
 {
+	const struct ioband_window *w = &sched->window;
+
 	if (!sched->in_flight)
 		return true;
 	if (sched->io_limit && sched->in_flight >= sched->io_limit)
 		return false;
-	return sched->window.completes_inline ||
-	       sched->window.in_flight_sectors < sched->window.sectors;
+	if (w->completes_inline && w->sectors < IOBAND_INLINE_MAX_SECTORS)
+		return w->in_flight_sectors < IOBAND_INLINE_MAX_SECTORS;
+	return w->in_flight_sectors < w->sectors;
 }
 
 /*

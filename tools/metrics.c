@@ -122,7 +122,7 @@ static const struct domain_metric domain_metrics[] = {
 	{ "window_queueing_pct", "ioband_domain_window_queueing_percent", 0, 1,
 	  "Latency over least latency in the latest period (100: no queue)." },
 	{ "window_inline", "ioband_domain_window_inline", 0, 1,
-	  "1: the device completed the latest period's IOs inline; no window." },
+	  "1: the device completes IOs in the submitting task; no window." },
 	{ "writeback_hold_sectors", "ioband_domain_writeback_hold_bytes", 0, 512,
 	  "Writeback a group may hold before its flusher waits." },
 };

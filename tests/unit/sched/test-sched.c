@@ -1965,9 +1965,10 @@ TEST(competing_group_with_long_think_time_never_waits)
 
 /*
  * A device that completes every item of a period in the task that sent it
- * down (section 14) has no window: nothing is held for room or for a
- * competing group, though io_limit still caps. One item of a period
- * completed otherwise (from an interrupt) brings the window back.
+ * down (section 14) has no window but IOBAND_INLINE_MAX_SECTORS: nothing
+ * is held for room or for a competing group, though io_limit still caps.
+ * The first item completed otherwise (from an interrupt) brings the window
+ * back at once, and only a whole period completed inline opens it again.
  */
 TEST(device_completing_inline_has_no_window)
 {
@@ -2004,14 +2005,32 @@ TEST(device_completing_inline_has_no_window)
 	one.flags |= IOBAND_ITEM_COMPLETED_INLINE;
 	ioband_sched_complete(&s, a, &one, t + 6000);
 	CHECK(ioband_sched_set_io_limit(&s, 0));
-	/* the first of the next period's completions comes from an interrupt */
-	t += 60 * MS;
-	ioband_sched_complete(&s, a, &it[0], t);
+	/* one completes from an interrupt within the period: closed at once */
+	ioband_sched_complete(&s, a, &it[0], t + 6000);
 	CHECK(!s.window.completes_inline);
+	/* the period that saw it ends, the next is all inline */
 	for (i = 2; i < 64; i++) {
 		it[i].flags |= IOBAND_ITEM_COMPLETED_INLINE;
-		ioband_sched_complete(&s, i % 2 ? b : a, &it[i], t + 3000);
+		ioband_sched_complete(&s, i % 2 ? b : a, &it[i],
+				      t + (i < 33 ? 60 : 120) * MS);
+		if (i == 32)
+			CHECK(!s.window.completes_inline);
 	}
+	CHECK(s.window.completes_inline);
+	/* open, it holds what goes past IOBAND_INLINE_MAX_SECTORS */
+	t += 130 * MS;
+	for (i = 0; i < 9; i++) {
+		ioband_sched_item_init(&it[i], IOBAND_INLINE_MAX_SECTORS / 8,
+				       IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(&s, a, &it[i], t) == (i < 8));
+	}
+	ioband_sched_complete(&s, a, &it[0], t + 3000);
+	CHECK(!s.window.completes_inline);
+	CHECK(ioband_sched_next(&s, NULL, t + 3000) == NULL);
+	for (i = 1; i < 8; i++)
+		ioband_sched_complete(&s, a, &it[i], t + 3000);
+	CHECK(ioband_sched_next(&s, NULL, t + 3000) == &it[8]);
+	ioband_sched_complete(&s, a, &it[8], t + 4000);
 	/* the window, two items of 8 sectors, holds the third */
 	CHECK(s.in_flight == 0 && s.window.sectors == 16);
 	for (i = 0; i < 3; i++)
