@@ -1801,9 +1801,11 @@ bool ioband_sched_submit(struct ioband_sched *sched,
 	/*
 	 * The queue was empty: the group is idle, or waiting (still
 	 * competing, in ptree at its next start) unless it fell silent too
-	 * long ago.
+	 * long ago or nobody waits any more (the same test that
+	 * ioband_sched_pfirst_competing() prunes by below, so that it never
+	 * takes this group out of ptree behind our back).
 	 */
-	if (entity->waiting && ioband_sched_wait_over(sched, entity))
+	if (entity->waiting && ioband_sched_waiter_gone(sched, entity))
 		ioband_sched_stop_waiting(sched, entity);
 	ioband_sched_note_arrival(sched, entity);
 	waiting = entity->waiting;

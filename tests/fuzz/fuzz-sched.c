@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for the scheduling core (dm-ioband/ioband-sched.c):
  * the input is a program of operations on one domain (submit, with the
- * urgent and sized flags, or a storm of urgent items; next; complete;
+ * urgent and sized flags, or a storm of urgent items; next; complete,
+ * in the submitting task (inline) or not;
  * the dispatch loop; attach, detach, weight, range; policy, io_limit,
  * io_throttle, token_base, carryover; passthrough; the clock, by
  * microseconds to seconds; the glue's timer) run against the core and
@@ -20,9 +21,11 @@
  *    match the model; no counter wraps below zero;
  *  - room (section 14): an ordinary item goes down (submit or next) only
  *    when nothing is in flight, or when io_limit (if set) is not reached
- *    and the sectors in flight are below the window; urgent items and
- *    passthrough go down at once; the window stays within its floor and
- *    ceiling;
+ *    and the sectors in flight are below the window (below
+ *    IOBAND_INLINE_MAX_SECTORS, if larger, while the device completes
+ *    inline; a completion that is not inline ends that at once); urgent
+ *    items and passthrough go down at once; the window stays within its
+ *    floor and ceiling;
  *  - work conservation but for the timer: next() returns NULL only when
  *    nothing is held, or there is no room, or a competing group is next
  *    in line (weight policies) or every group holding items is over its
@@ -158,6 +161,9 @@ static bool model_room(const struct model *m)
 		return true;
 	if (s->io_limit && m->in_flight >= s->io_limit)
 		return false;
+	if (s->window.completes_inline &&
+	    s->window.sectors < IOBAND_INLINE_MAX_SECTORS)
+		return m->in_flight_sectors < IOBAND_INLINE_MAX_SECTORS;
 	return m->in_flight_sectors < s->window.sectors;
 }
 
@@ -406,7 +412,8 @@ static void dispatch_loop(struct model *m)
 	CHECK(!ioband_sched_has_work(&m->sched));
 }
 
-static void do_complete(struct model *m, int i)
+/* @i completes, in the task that sent it down when @inline_done. */
+static void do_complete(struct model *m, int i, bool inline_done)
 {
 	int e = m->owner[i];
 	bool work;
@@ -416,8 +423,12 @@ static void do_complete(struct model *m, int i)
 	m->in_flight_of[e]--;
 	m->in_flight_sectors -= m->items[i].sectors;
 	m->completed++;
+	if (inline_done)
+		m->items[i].flags |= IOBAND_ITEM_COMPLETED_INLINE;
 	work = w_complete(&m->sched, &m->ent[e], &m->items[i]);
 	CHECK(work == ioband_sched_has_work(&m->sched));
+	/* One completion from elsewhere closes the open window at once. */
+	CHECK(inline_done || !m->sched.window.completes_inline);
 }
 
 static void do_submit(struct model *m, int e, int i, u32 sectors, u32 op)
@@ -519,10 +530,10 @@ static void run(struct model *m, struct input *in)
 		case 4: case 5:		/* one next() */
 			do_next(m);
 			break;
-		case 6: case 7:		/* complete one in flight */
+		case 6: case 7:		/* complete one in flight, inline or not */
 			h = pick_state(m, r, IN_FLIGHT);
 			if (h >= 0)
-				do_complete(m, h);
+				do_complete(m, h, op >= 128);
 			break;
 		case 8:			/* the caller's dispatch loop */
 			dispatch_loop(m);
@@ -642,7 +653,7 @@ static void run(struct model *m, struct input *in)
 				break;
 			for (i = 0; i < (r >> 3) * 16 + 16; i++) {
 				do_submit(m, e, h, IOBAND_MAX_ITEM_COST, 0x10);
-				do_complete(m, h);
+				do_complete(m, h, false);
 			}
 			break;
 		default:		/* time goes by */
@@ -665,7 +676,7 @@ static void run(struct model *m, struct input *in)
 		h = pick_state(m, 0, IN_FLIGHT);
 		if (h >= 0) {
 			clock_ns += 100 * 1000;
-			do_complete(m, h);
+			do_complete(m, h, false);
 		} else {
 			u64 at = ioband_sched_next_event_ns(s);
 

@@ -2042,6 +2042,60 @@ TEST(device_completing_inline_has_no_window)
 }
 
 /*
+ * A group that began to wait while the window was closed, and submits
+ * within its wait after the window opened (the device completes inline,
+ * and nobody waits then): its bio goes down and it is never left with a
+ * bio held outside the tree (found by fuzz-sched: the submit kept the
+ * group's wait while the search for the first competing group pruned it).
+ */
+TEST(waiter_submitting_after_the_window_opens_is_not_stranded)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity e[2], *a = &e[0], *b = &e[1];
+	struct ioband_sched_item ib[3], ia[2];
+	u64 t = 1 * SEC;
+	u32 i;
+
+	/* no credit, and B's tag moves 8 times slower than A's */
+	weight_sched_init(&s, e, (const u32[]){ 100, 800 }, 2);
+	CHECK(ioband_sched_set_carryover(&s, 0));
+	/* B completes inline every 10 ms; the period started at its first */
+	for (i = 0; i < 5; i++) {
+		ioband_sched_item_init(&ib[0], 8, IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(&s, b, &ib[0], t + i * 10 * MS));
+		ib[0].flags |= IOBAND_ITEM_COMPLETED_INLINE;
+		ioband_sched_complete(&s, b, &ib[0], t + i * 10 * MS + 3000);
+	}
+	/*
+	 * The window (two items) is closed: B's ib[1] and A's ia[0] fill it,
+	 * A waits behind them at its next start, and B's ib[2], before A in
+	 * tag order, is held for room.
+	 */
+	t += 49 * MS;
+	for (i = 1; i < 3; i++)
+		ioband_sched_item_init(&ib[i], 8, IOBAND_READ, 0);
+	for (i = 0; i < 2; i++)
+		ioband_sched_item_init(&ia[i], 8, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, b, &ib[1], t));
+	CHECK(ioband_sched_submit(&s, a, &ia[0], t));
+	CHECK(!ioband_sched_submit(&s, b, &ib[2], t));
+	CHECK(a->waiting && s.ptree.leftmost == &b->pnode);
+	ia[0].flags |= IOBAND_ITEM_COMPLETED_INLINE;
+	ioband_sched_complete(&s, a, &ia[0], t + 500000);
+	/* ib[1] ends the all-inline period: the window opens */
+	ib[1].flags |= IOBAND_ITEM_COMPLETED_INLINE;
+	ioband_sched_complete(&s, b, &ib[1], t + 1 * MS + 200000);
+	CHECK(s.window.completes_inline && a->waiting);
+	/* ib[2] goes down, B leaves the tree, A is first, still waiting */
+	CHECK(ioband_sched_next(&s, NULL, t + 1 * MS + 300000) == &ib[2]);
+	CHECK(a->waiting && s.ptree.leftmost == &a->pnode);
+	/* A comes back within its 2 ms: its bio goes down, nothing held */
+	CHECK(ioband_sched_submit(&s, a, &ia[1], t + 1 * MS + 500000));
+	CHECK(!a->waiting && !a->nr_queued && s.nr_queued == 0);
+	CHECK(entities_valid(&s, e, 2));
+}
+
+/*
  * The scene of the tests below, at @t: A has sent its one item down and
  * competes at its next start; B, whose first item started before that,
  * has sent ib[0] down and holds ib[1] to ib[@nr_held] behind A. Every
@@ -3187,6 +3241,7 @@ int main(void)
 			 T(competing_group_holds_others_back_for_idle_ns),
 			 T(competing_group_with_long_think_time_never_waits),
 			 T(device_completing_inline_has_no_window),
+			 T(waiter_submitting_after_the_window_opens_is_not_stranded),
 			 T(completion_makes_an_idle_group_compete_again),
 			 T(competing_groups_get_their_weight_at_low_depth),
 			 T(competing_group_waits_only_within_two_latencies),
