@@ -590,13 +590,15 @@ static void __ioband_find_blocked(struct ioband_domain *domain)
  * Sends down the bios the scheduler picks, while it picks any.
  *
  * They go down under a plug, so the window's sectors are in the plug
- * until it is flushed. A device that completes at submission (null_blk,
- * a RAM disk, a cache hit) frees the window as soon as the plug goes,
- * but only then: when the window is full of what this plug still holds
- * and bios wait, the plug is flushed and the scheduler asked again, so
- * that such a device is fed a window per flush, not a window per kick of
- * this worker (on an uncapped null_blk the window is two 4 KiB bios).
- * Elsewhere that costs one flush and one look more per run.
+ * until it is flushed. A device that completes at submission some of the
+ * time (a capped null_blk within its budget, a cache hit, or any such
+ * device before the window learns that it completes inline) frees the
+ * window as soon as the plug goes, but only then: when the window is
+ * full of what this plug still holds and bios wait, the plug is flushed
+ * and the scheduler asked again, so that such a device is fed a window
+ * per flush, not a window per kick of this worker (at its floor, a
+ * window is two 4 KiB bios). Elsewhere that costs one flush and one look
+ * more per run.
  */
 static void ioband_dispatch_work(struct work_struct *work)
 {

@@ -440,10 +440,10 @@
  * in a 2-vCPU TCG guest got about half of dm-linear's IOPS). So the glue
  * marks an item that completed in the task that dispatched it
  * (IOBAND_ITEM_COMPLETED_INLINE; not a poller's own bios, which waited in
- * the device's queue), and while every item of the latest period
- * completed so (window.completes_inline), the window is open: it grows to
- * IOBAND_INLINE_MAX_SECTORS (4 MiB), which such a device never fills, and
- * no group waits (section 15). Nothing is held then but beyond that, for
+ * the device's queue). Once every item of a period completed so, and as
+ * long as every one does (window.completes_inline), the window is open:
+ * IOBAND_INLINE_MAX_SECTORS (4 MiB, or the window if larger), which such
+ * a device never fills, and no group waits (section 15). Nothing is held then but beyond that, for
  * io_limit and for the range policies' max; the tags still move, and the
  * shares are those of the CPU scheduler (cpu.weight), as without us. One
  * item completed otherwise (from an interrupt, or by another task) closes
@@ -452,6 +452,8 @@
  * back from its timer, so it is never inline for long once it holds
  * anything: a device that turns from inline to queueing gets at most
  * 4 MiB past the weights, before its first completion closes the window.
+ * A group that was waiting when the window opened stops waiting at its
+ * next bio or when it is found first in line, whichever comes first.
  *
  * Costs. Every dispatch and completion adds and subtracts sectors, and a
  * completion counts its item in its size class; a period's end, every
