@@ -541,11 +541,11 @@
  * The signal that tells the two apart is the one of section 14: such a
  * null_blk completes every bio in the task that sends it down, and a
  * device that serves one at a time does not. With it, nobody waits and
- * nothing is held there: 8 groups got 87.5% of dm-linear's IOPS (median
- * of six pairs in one boot, 83.6-93.7%) where they got 46.4% (41.6-53.4%)
- * held behind the window at its floor, and two groups at 1 x 32 83.3%
- * (74.5-96.7%) against 73.6% (35.2-87.0%), on 6.1
- * (bench/results/inline-completion.md).
+ * nothing is held there: 8 groups got 88.8% of dm-linear's IOPS on 6.1
+ * and 77.5% on 6.12 (medians of six pairs in one boot) where they got
+ * 46.4% and 39.1% held behind the window at its floor, and two groups at
+ * 1 x 32 81.3% and 72.1% against 73.6% and 63.1%
+ * (bench/results/inline-completion.md, with the ranges).
  *
  * The rest is the path itself, and it is why two groups still fall short
  * of dm-linear there. In scratch runs on 6.1 (two groups at 1 x 32, six
