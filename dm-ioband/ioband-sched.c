@@ -443,9 +443,10 @@
  * the device's queue). Once every item of a period completed so, and as
  * long as every one does (window.completes_inline), the window is open:
  * IOBAND_INLINE_MAX_SECTORS (4 MiB, or the window if larger), which such
- * a device never fills, and no group waits (section 15). Nothing is held then but beyond that, for
- * io_limit and for the range policies' max; the tags still move, and the
- * shares are those of the CPU scheduler (cpu.weight), as without us. One
+ * a device never fills, and no group waits (section 15). Nothing is held
+ * then but beyond that, for io_limit and for the range policies' max; the
+ * tags still move, and the shares are those of the CPU scheduler
+ * (cpu.weight), as without us. One
  * item completed otherwise (from an interrupt, or by another task) closes
  * the window at once, and it opens again only after a whole period
  * completed inline. A null_blk with mbps= completes the requests it held

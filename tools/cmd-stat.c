@@ -164,16 +164,15 @@ static void print_windows(const struct sample_set *set)
 					 "window_inline");
 		if (!sectors || !flight || !rate || !lat)
 			continue;
+		printf("%s: ", set->samples[i].name);
 		if (inl && !strcmp(inl, "1"))
-			printf("%s: no window: the device completes inline, %.0f KiB in flight%s%s\n",
-			       set->samples[i].name, strtod(flight, NULL) / 2,
-			       wb ? "; writeback charged by " : "", wb ? wb : "");
+			printf("no window: the device completes inline");
 		else
-			printf("%s: window %.0f KiB (2 x %.2f MB/s x %.3f ms, at least 8 KiB), %.0f KiB in flight%s%s\n",
-			       set->samples[i].name, strtod(sectors, NULL) / 2,
-			       strtod(rate, NULL) * 1024 / 1e6, strtod(lat, NULL) / 1e6,
-			       strtod(flight, NULL) / 2,
-			       wb ? "; writeback charged by " : "", wb ? wb : "");
+			printf("window %.0f KiB (2 x %.2f MB/s x %.3f ms, at least 8 KiB)",
+			       strtod(sectors, NULL) / 2,
+			       strtod(rate, NULL) * 1024 / 1e6, strtod(lat, NULL) / 1e6);
+		printf(", %.0f KiB in flight%s%s\n", strtod(flight, NULL) / 2,
+		       wb ? "; writeback charged by " : "", wb ? wb : "");
 	}
 }
 
