@@ -2120,6 +2120,7 @@ struct ioband_sched_item *ioband_sched_drain(struct ioband_sched *sched,
 		ioband_sched_start_item(sched, entity, item);
 	sched->nr_queued -= entity->nr_queued;
 	entity->nr_queued = 0;
+	entity->queued_sectors = 0;
 	entity->head = NULL;
 	entity->tail = NULL;
 	return items;

@@ -3,10 +3,10 @@
  * libFuzzer target for the scheduling core (dm-ioband/ioband-sched.c):
  * the input is a program of operations on one domain (submit, with the
  * urgent and sized flags, or a storm of urgent items; next; complete,
- * in the submitting task (inline) or not;
- * the dispatch loop; attach, detach, weight, range; policy, io_limit,
- * io_throttle, token_base, carryover; passthrough; the clock, by
- * microseconds to seconds; the glue's timer) run against the core and
+ * in the submitting task (inline) or not; the dispatch loop; attach,
+ * detach, weight, range; one group's drain (a target's suspend); policy,
+ * io_limit, io_throttle, token_base, carryover; passthrough; the clock,
+ * by microseconds to seconds; the glue's timer) run against the core and
  * against a model that knows only which item is where. After every step
  * the invariants are checked:
  *
@@ -14,11 +14,12 @@
  *    entity's FIFO, in the order the model expects (submission order per
  *    entity; a detached entity's items appended to its heir's), next()
  *    returns only held items, the one at the head of its entity's FIFO,
- *    with that entity;
+ *    with that entity; a drain returns all of its entity's, in that order;
  *  - counters add up: submitted = dispatched + queued, dispatched =
  *    completed + in_flight, stats.dispatched, stats.urgent, the
- *    per-entity and domain nr_queued and the window's in-flight sectors
- *    match the model; no counter wraps below zero;
+ *    per-entity and domain nr_queued, each entity's held sectors (what
+ *    its flusher's writeback hold compares) and the window's in-flight
+ *    sectors match the model; no counter wraps below zero;
  *  - room (section 14): an ordinary item goes down (submit or next) only
  *    when nothing is in flight, or when io_limit (if set) is not reached
  *    and the sectors in flight are below the window (below
@@ -138,6 +139,18 @@ static int model_head(const struct model *m, int e)
 		    (best < 0 || m->seq[i] < m->seq[best]))
 			best = i;
 	return best;
+}
+
+/* The sectors of what @e holds, which its queued_sectors must be. */
+static u64 model_queued_sectors(const struct model *m, int e)
+{
+	u64 sectors = 0;
+	int i;
+
+	for (i = 0; i < NR_ITEMS; i++)
+		if (m->state[i] == HELD && m->owner[i] == e)
+			sectors += m->items[i].sectors;
+	return sectors;
 }
 
 static bool vt_before(u64 a, u64 b)
@@ -286,6 +299,7 @@ static void check_invariants(struct model *m)
 		}
 		CHECK(n == en->nr_queued);
 		CHECK(!n == !en->head && !n == !en->tail);
+		CHECK(en->queued_sectors == model_queued_sectors(m, e));
 		sum_queued += n;
 		/* in the trees its state says, and only there */
 		CHECK(in_p[e] == (en->waiting || (n && !en->in_ltree)));
@@ -402,6 +416,29 @@ static bool do_next(struct model *m)
 	m->held--;
 	went_down(m, i, e);
 	return true;
+}
+
+/*
+ * ioband_sched_drain(): every item @e holds goes down at once, in its
+ * FIFO order, and it holds nothing after, not even sectors.
+ */
+static void do_drain(struct model *m, int e)
+{
+	struct ioband_sched_item *it, *next;
+	int i;
+
+	it = ioband_sched_drain(&m->sched, &m->ent[e], clock_ns);
+	for (; it; it = next) {
+		next = it->next;
+		i = item_index(m, it);
+		CHECK(i >= 0);
+		CHECK(m->state[i] == HELD && m->owner[i] == e);
+		CHECK(model_head(m, e) == i);
+		m->held--;
+		went_down(m, i, e);
+	}
+	CHECK(model_head(m, e) < 0);
+	CHECK(!ioband_sched_writeback_full(&m->sched, &m->ent[e]));
 }
 
 /* The glue's dispatch loop: next() while it sends anything. */
@@ -645,6 +682,11 @@ static void run(struct model *m, struct input *in)
 					clock_ns = at;
 				dispatch_loop(m);
 			}
+			break;
+		case 17:		/* one target's suspend drains its group */
+			e = pick_attached(m, r, -1);
+			if (e >= 0)
+				do_drain(m, e);
 			break;
 		case 16:		/* a storm of urgent IO, as debt */
 			e = pick_attached(m, r, -1);

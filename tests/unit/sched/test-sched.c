@@ -3151,6 +3151,9 @@ TEST(drain_sends_one_entity_down_and_the_others_keep_their_shares)
 	for (i = 0, item = list; item; item = item->next, i++)
 		CHECK(item == &items[2 + 3 * i] && item->dispatch_ns == test_now);
 	CHECK(i == PER && e[2].nr_queued == 0 && e[2].attached);
+	/* nor its sectors: its flusher, back from the suspend, must not wait */
+	CHECK(e[2].queued_sectors == 0 &&
+	      !ioband_sched_writeback_full(&s, &e[2]));
 	CHECK(s.in_flight == 2 + PER && s.nr_queued == 2 * PER);
 	CHECK(tree_valid(&s));
 	while ((item = list)) {
