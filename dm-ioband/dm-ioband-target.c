@@ -1527,11 +1527,11 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 	       sched->token_base, sched->io_throttle, sched->io_limit,
 	       sched->params.carryover, sched->in_flight, sched->nr_queued,
 	       sched->vtime, ktime_get_ns() - ic->stats_start_ns);
-	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu window_queueing_pct=%u window_inline=%d",
+	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu window_queueing_pct=%u window_inline=%d window_inline_closes=%u",
 	       w->sectors, w->in_flight_sectors, w->rate / 2, w->min_lat_ns,
 	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
 	       sched->stats.urgent, w->queueing * 100 / 256,
-	       w->completes_inline);
+	       w->completes_inline, w->inline_closes);
 	DMEMIT(" writeback_attribution=%s writeback_hold_sectors=%llu",
 	       IOBAND_WRITEBACK_ATTRIBUTION, w->writeback_hold_sectors);
 	spin_unlock_irqrestore(&ic->domain->lock, flags);

@@ -440,26 +440,32 @@
  * in a 2-vCPU TCG guest got about half of dm-linear's IOPS). So the glue
  * marks an item that completed in the task that dispatched it
  * (IOBAND_ITEM_COMPLETED_INLINE; not a poller's own bios, which waited in
- * the device's queue). Once every item of a period completed so, and as
- * long as every one does (window.completes_inline), the window is open:
+ * the device's queue). Once every item of a whole period completed so
+ * (of more periods in a row, below), and as long as every one does
+ * (window.completes_inline), the window is open:
  * IOBAND_INLINE_MAX_SECTORS (4 MiB, or the window if larger), which such
  * a device never fills, and no group waits (section 15). Nothing is held
  * then but beyond that, for io_limit and for the range policies' max; the
  * tags still move, and the shares are those of the CPU scheduler
- * (cpu.weight), as without us. One
- * item completed otherwise (from an interrupt, or by another task) closes
- * the window at once, and it opens again only after a whole period
- * completed inline. A null_blk with mbps= completes the requests it held
- * back from its timer, so it is never inline for long once it holds
- * anything: a device that turns from inline to queueing gets at most
- * 4 MiB past the weights, before its first completion closes the window.
- * A group that was waiting when the window opened stops waiting at its
- * next bio or when it is found first in line, whichever comes first.
- * What this does not yet bound: a capped device that the window itself
- * feeds at its rate completes whole periods inline, so the window opens
- * again after each close, 4 MiB past the weights every time. seed004
- * under weight-iosize came out 1.75:1 for 2:1 that way (README); opening
- * again needs a backoff that is not built.
+ * (cpu.weight), as without us. One item completed otherwise (from an
+ * interrupt, or by another task) closes the window at once: a device that
+ * turns from inline to queueing gets at most 4 MiB past the weights
+ * before its first such completion. A group that was waiting when the
+ * window opened stops waiting at its next bio or when it is found first
+ * in line, whichever comes first.
+ *
+ * A device with a queue can look inline for a while. A null_blk with
+ * mbps= completes each request at once while its 20 ms budget lasts and
+ * the rest from its timer; fed at its rate by the window itself, it
+ * completes whole periods inline, so a window that opened again after
+ * one such period opened every few periods, 4 MiB past the weights each
+ * time (seed004 under weight-iosize split 1.75:1 for 2:1). So it opens
+ * only after window.inline_periods whole periods in a row completed
+ * inline: one before the first close, and 2^6 times as many after each
+ * close (IOBAND_INLINE_BACKOFF_SHIFT), 3.2 s, then 3.4 min, then at most
+ * 3.6 h. Such a device gets its 4 MiB past the weights a few times in
+ * its life, not every second; one that completes inline never closes
+ * the window and is never held back by the backoff.
  *
  * Costs. Every dispatch and completion adds and subtracts sectors, and a
  * completion counts its item in its size class; a period's end, every
@@ -1952,6 +1958,18 @@ static u64 ioband_window_size(const struct ioband_window *w)
 	return sectors;
 }
 
+/*
+ * Whole periods completed inline in a row before the window opens
+ * (section 14): one, and 2^6 times as many after each close.
+ */
+static u64 ioband_window_inline_periods_needed(const struct ioband_window *w)
+{
+	u32 backoffs = w->inline_closes < IOBAND_INLINE_MAX_BACKOFFS ?
+		       w->inline_closes : IOBAND_INLINE_MAX_BACKOFFS;
+
+	return 1ULL << (backoffs * IOBAND_INLINE_BACKOFF_SHIFT);
+}
+
 /* The current period ends at @now: its rate counts, the window follows. */
 static void ioband_window_end_period(struct ioband_window *w, u64 now)
 {
@@ -1990,8 +2008,12 @@ static void ioband_window_end_period(struct ioband_window *w, u64 now)
 	if (w->period_least_ns)
 		w->queueing = ioband_div64(w->period_lat_ns << 8,
 					   w->period_least_ns);
-	w->completes_inline = w->period_items &&
-			      w->period_inline_items == w->period_items;
+	if (w->period_items && w->period_inline_items == w->period_items)
+		w->inline_periods++;
+	else
+		w->inline_periods = 0;
+	w->completes_inline = w->inline_periods >=
+			      ioband_window_inline_periods_needed(w);
 	w->period_lat_ns = 0;
 	w->period_least_ns = 0;
 	w->period_inline_items = 0;
@@ -2041,10 +2063,12 @@ static void ioband_window_complete(struct ioband_window *w,
 	}
 	c->period_items++;
 	w->period_items++;
-	if (item->flags & IOBAND_ITEM_COMPLETED_INLINE)
+	if (item->flags & IOBAND_ITEM_COMPLETED_INLINE) {
 		w->period_inline_items++;
-	else
+	} else if (w->completes_inline) {
 		w->completes_inline = false;
+		w->inline_closes++;
+	}
 	w->period_sectors += sectors;
 	/* latency < 2^30 ns, items < 2^33 in a period: no overflow */
 	w->period_lat_ns += lat_ns;

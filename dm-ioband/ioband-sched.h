@@ -84,6 +84,16 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * gets past the weights before its first completion says so.
  */
 #define IOBAND_INLINE_MAX_SECTORS	8192
+/*
+ * Each time the open window closes, the device must complete 2^6 times
+ * as many whole periods inline before it opens again: one at first, then
+ * 64 (3.2 s), 4096 (3.4 min), and at most 262144 (3.6 h). A device with a
+ * queue that the window fed at its rate looks inline between its
+ * completions from elsewhere; it gets its 4 MiB past the weights a few
+ * times, not every few periods (section 14).
+ */
+#define IOBAND_INLINE_BACKOFF_SHIFT	6
+#define IOBAND_INLINE_MAX_BACKOFFS	3
 
 /*
  * How long a group whose queue ran empty stays competing after its last
@@ -287,12 +297,15 @@ struct ioband_window {
 	u64 period_least_ns;	/* their classes' least latencies, summed */
 	u64 period_inline_items;	/* IOBAND_ITEM_COMPLETED_INLINE */
 	/*
-	 * Every item completed inline since the start of a period that had
-	 * only such items: the device has no queue for a backlog to form
-	 * behind, and nothing is held for the window (but beyond
-	 * IOBAND_INLINE_MAX_SECTORS) or for a competing group (section 14).
+	 * Every item completed inline through as many whole periods in a
+	 * row as the closes so far ask for, and since: the device has no
+	 * queue for a backlog to form behind, and nothing is held for the
+	 * window (but beyond IOBAND_INLINE_MAX_SECTORS) or for a competing
+	 * group (section 14).
 	 */
 	bool completes_inline;
+	u64 inline_periods;	/* in a row whose items all completed inline */
+	u32 inline_closes;	/* times completes_inline turned false */
 	/*
 	 * Latency over least latency, x 256, in the latest period that
 	 * completed items: 256 when the device queues nothing of ours, 0

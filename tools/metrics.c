@@ -123,6 +123,8 @@ static const struct domain_metric domain_metrics[] = {
 	  "Latency over least latency in the latest period (100: no queue)." },
 	{ "window_inline", "ioband_domain_window_inline", 0, 1,
 	  "1: the device completes IOs in the submitting task; no window." },
+	{ "window_inline_closes", "ioband_domain_window_inline_closes", 1, 1,
+	  "Times a completion from elsewhere closed the inline window." },
 	{ "writeback_hold_sectors", "ioband_domain_writeback_hold_bytes", 0, 512,
 	  "Writeback a group may hold before its flusher waits." },
 };

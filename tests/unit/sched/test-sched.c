@@ -1964,11 +1964,32 @@ TEST(competing_group_with_long_think_time_never_waits)
 }
 
 /*
+ * @n periods of @e's, each of one item completed inline as it ends, from
+ * @t; returns when the last ended.
+ */
+static u64 complete_inline_periods(struct ioband_sched *s,
+				   struct ioband_sched_entity *e, u32 n, u64 t)
+{
+	struct ioband_sched_item it;
+
+	while (n--) {
+		ioband_sched_item_init(&it, 8, IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(s, e, &it, t));
+		it.flags |= IOBAND_ITEM_COMPLETED_INLINE;
+		t += IOBAND_WINDOW_PERIOD_NS;
+		ioband_sched_complete(s, e, &it, t);
+	}
+	return t;
+}
+
+/*
  * A device that completes every item of a period in the task that sent it
  * down (section 14) has no window but IOBAND_INLINE_MAX_SECTORS: nothing
  * is held for room or for a competing group, though io_limit still caps.
  * The first item completed otherwise (from an interrupt) brings the window
- * back at once, and only a whole period completed inline opens it again.
+ * back at once, and it opens again only after whole periods completed
+ * inline in a row, 2^6 times as many after each close: 64, 4096, then
+ * 262144 at most.
  */
 TEST(device_completing_inline_has_no_window)
 {
@@ -2007,25 +2028,34 @@ TEST(device_completing_inline_has_no_window)
 	CHECK(ioband_sched_set_io_limit(&s, 0));
 	/* one completes from an interrupt within the period: closed at once */
 	ioband_sched_complete(&s, a, &it[0], t + 6000);
-	CHECK(!s.window.completes_inline);
+	CHECK(!s.window.completes_inline && s.window.inline_closes == 1);
 	/* the period that saw it ends, the next is all inline */
 	for (i = 2; i < 64; i++) {
 		it[i].flags |= IOBAND_ITEM_COMPLETED_INLINE;
 		ioband_sched_complete(&s, i % 2 ? b : a, &it[i],
 				      t + (i < 33 ? 60 : 120) * MS);
-		if (i == 32)
-			CHECK(!s.window.completes_inline);
 	}
+	CHECK(!s.window.completes_inline && s.window.inline_periods == 1);
+	/* 62 more are not enough; one from an interrupt starts over */
+	t = complete_inline_periods(&s, a, 62, t + 120 * MS);
+	CHECK(!s.window.completes_inline);
+	ioband_sched_item_init(&one, 8, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, a, &one, t));
+	ioband_sched_complete(&s, a, &one, t + IOBAND_WINDOW_PERIOD_NS);
+	CHECK(s.window.inline_periods == 0 && s.window.inline_closes == 1);
+	t = complete_inline_periods(&s, a, 63, t + IOBAND_WINDOW_PERIOD_NS);
+	CHECK(!s.window.completes_inline);
+	t = complete_inline_periods(&s, a, 1, t);
 	CHECK(s.window.completes_inline);
 	/* open, it holds what goes past IOBAND_INLINE_MAX_SECTORS */
-	t += 130 * MS;
+	t += 10 * MS;
 	for (i = 0; i < 9; i++) {
 		ioband_sched_item_init(&it[i], IOBAND_INLINE_MAX_SECTORS / 8,
 				       IOBAND_READ, 0);
 		CHECK(ioband_sched_submit(&s, a, &it[i], t) == (i < 8));
 	}
 	ioband_sched_complete(&s, a, &it[0], t + 3000);
-	CHECK(!s.window.completes_inline);
+	CHECK(!s.window.completes_inline && s.window.inline_closes == 2);
 	CHECK(ioband_sched_next(&s, NULL, t + 3000) == NULL);
 	for (i = 1; i < 8; i++)
 		ioband_sched_complete(&s, a, &it[i], t + 3000);
@@ -2038,6 +2068,29 @@ TEST(device_completing_inline_has_no_window)
 	CHECK(ioband_sched_submit(&s, a, &it[0], t + 4000));
 	CHECK(ioband_sched_submit(&s, a, &it[1], t + 4000));
 	CHECK(!ioband_sched_submit(&s, a, &it[2], t + 4000));
+	CHECK(entities_valid(&s, e, 2));
+	ioband_sched_complete(&s, a, &it[0], t + 5000);
+	ioband_sched_complete(&s, a, &it[1], t + 5000);
+	CHECK(ioband_sched_next(&s, NULL, t + 5000) == &it[2]);
+	ioband_sched_complete(&s, a, &it[2], t + IOBAND_WINDOW_PERIOD_NS);
+	t += IOBAND_WINDOW_PERIOD_NS;
+	/* after the second close, 4096 periods */
+	t = complete_inline_periods(&s, a, 4095, t);
+	CHECK(!s.window.completes_inline);
+	t = complete_inline_periods(&s, a, 1, t);
+	CHECK(s.window.completes_inline);
+	/* after the third and every later close, 262144 */
+	for (i = 3; i <= 4; i++) {
+		ioband_sched_item_init(&one, 8, IOBAND_READ, 0);
+		CHECK(ioband_sched_submit(&s, a, &one, t));
+		ioband_sched_complete(&s, a, &one, t + IOBAND_WINDOW_PERIOD_NS);
+		CHECK(!s.window.completes_inline && s.window.inline_closes == i);
+		t = complete_inline_periods(&s, a, 262143,
+					    t + IOBAND_WINDOW_PERIOD_NS);
+		CHECK(!s.window.completes_inline);
+		t = complete_inline_periods(&s, a, 1, t);
+		CHECK(s.window.completes_inline);
+	}
 	CHECK(entities_valid(&s, e, 2));
 }
 
