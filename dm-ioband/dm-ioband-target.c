@@ -28,6 +28,11 @@
  * share of writeback (ioband_writeback_wait()). Completions
  * (end_io) free a slot below and kick the dispatch worker, which sends the
  * bios the scheduler picks with dm_submit_bio_remap(), under a plug.
+ *
+ * While the device completes every bio in the task that sends it down and
+ * the scheduler holds nothing (ioband_sched_lets_all_through()), map takes
+ * no lock at all: the bio goes down at once, counted per CPU for its group
+ * (ioband_map_open()).
  */
 
 #include <linux/device-mapper.h>
@@ -41,7 +46,10 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
 #include <linux/rhashtable.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -113,6 +121,17 @@ struct ioband_domain {
 static LIST_HEAD(ioband_domains);
 static DEFINE_MUTEX(ioband_domains_lock);	/* protects ioband_domains */
 
+/*
+ * What a group's bios that went down past the scheduler (ioband_map_open())
+ * add to its counters, per CPU so that they take no lock; every report of
+ * the group's counters adds them up (ioband_read_stats()).
+ */
+struct ioband_open_stats {
+	u64 ios[IOBAND_NR_DIRS];
+	u64 sectors[IOBAND_NR_DIRS];
+	u64 service_ns;
+};
+
 struct ioband_c {
 	struct dm_target *ti;
 	struct dm_dev *dev;
@@ -147,6 +166,7 @@ struct ioband_c {
 	struct list_head domain_node;	/* in domain->targets */
 	struct ioband_group_set groups;
 	u64 stats_start_ns;		/* counters started or were reset */
+	struct ioband_open_stats __percpu *default_open_stats;
 
 	struct work_struct drain_work;	/* for __ioband_find_blocked() */
 
@@ -154,10 +174,19 @@ struct ioband_c {
 	work_func_t flusher_fn;
 };
 
-/* An attached group, as the target's group_index holds it. */
+/*
+ * An attached group, as the target's group_index holds it. @refs counts one
+ * for the group while it is attached or has bios that the scheduler
+ * dispatched in flight (group.in_flight, under domain->lock), and one per
+ * bio that went down past the scheduler. ioband_map_open() finds the group
+ * under RCU alone, so the last reference frees it after a grace period.
+ */
 struct ioband_group_entry {
 	struct ioband_group group;
 	struct rhash_head node;
+	struct ioband_open_stats __percpu *open_stats;
+	refcount_t refs;
+	struct rcu_head rcu;
 };
 
 static const struct rhashtable_params ioband_group_index_params = {
@@ -169,14 +198,16 @@ static const struct rhashtable_params ioband_group_index_params = {
 
 /*
  * Per-bio data. A held bio waits in its group's queue through @item;
- * @group is the group the bio went down for, NULL when it bypassed the
- * scheduler; @time_ns is when it was held, then when it went down;
- * @dispatcher the task that sent it down, to tell a device that
- * completes inline (ioband_end_io()).
+ * @group is the group the bio went down for, NULL when it is not
+ * scheduled; @open says it went down past the scheduler
+ * (ioband_map_open()); @time_ns is when it was held, then when it went
+ * down; @dispatcher the task that sent it down, to tell a device that
+ * completes inline (ioband_completed_inline()).
  */
 struct ioband_bio {
 	struct ioband_sched_item item;
 	struct ioband_group *group;
+	bool open;
 	u64 time_ns;
 	struct task_struct *dispatcher;
 };
@@ -284,16 +315,23 @@ static struct cgroup_subsys_state *ioband_bio_css(struct dm_target *ti,
 	return css;
 }
 
+static struct ioband_group_entry *ioband_entry_of(struct ioband_group *group)
+{
+	return container_of(group, struct ioband_group_entry, group);
+}
+
 /*
- * The attached group @id of @ic, or NULL. Under domain->lock, which is
- * what makes it safe against a detach freeing the group: see
- * ioband_message_detach().
+ * The attached group @id of @ic, or NULL. Under rcu_read_lock(), which
+ * keeps a group that a detach takes out meanwhile in memory
+ * (ioband_put_group()), or under groups_lock, which keeps out detaches.
  */
-static struct ioband_group *__ioband_find_group(struct ioband_c *ic, u64 id)
+static struct ioband_group *ioband_find_group(struct ioband_c *ic, u64 id)
 {
 	struct ioband_group_entry *entry;
 
-	lockdep_assert_held(&ic->domain->lock);
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held() &&
+			 !lockdep_is_held(&ic->groups_lock),
+			 "ioband group lookup without RCU or groups_lock");
 	entry = rhashtable_lookup_fast(&ic->group_index, &id,
 				       ioband_group_index_params);
 	return entry ? &entry->group : NULL;
@@ -303,14 +341,14 @@ static struct ioband_group *__ioband_find_group(struct ioband_c *ic, u64 id)
  * The nearest attached group of @cgrp or of one of its ancestors, so that
  * child cgroups share their attached parent's weight.
  */
-static struct ioband_group *__ioband_cgroup_group(struct ioband_c *ic,
+static struct ioband_group *ioband_cgroup_group(struct ioband_c *ic,
 						  struct cgroup *cgrp)
 {
 	struct ioband_group *group;
 	int level;
 
 	for (level = cgrp->level; level >= 0; level--) {
-		group = __ioband_find_group(ic,
+		group = ioband_find_group(ic,
 					    cgroup_id(cgroup_ancestor(cgrp, level)));
 		if (group)
 			return group;
@@ -321,25 +359,26 @@ static struct ioband_group *__ioband_cgroup_group(struct ioband_c *ic,
 /*
  * The group that @bio, a read or write, is charged to. Types other than
  * cgroup look at the submitting task: writeback by the flusher is not
- * charged to the writer under them.
+ * charged to the writer under them. Under rcu_read_lock(); without
+ * domain->lock too (ioband_map_open()), a group attached or detached
+ * meanwhile may be missed or found.
  */
-static struct ioband_group *__ioband_classify(struct dm_target *ti,
-					      struct bio *bio)
+static struct ioband_group *ioband_classify(struct dm_target *ti,
+					    struct bio *bio)
 {
 	struct ioband_c *ic = ti->private;
 	struct cgroup_subsys_state *css;
 	struct ioband_group *group;
 	u64 id;
 
-	lockdep_assert_held(&ic->domain->lock);
-	if (!ic->groups.nr_groups)
+	if (!READ_ONCE(ic->groups.nr_groups))
 		return &ic->groups.default_group;
 
-	switch (ioband_type(ic)) {
+	switch (ioband_group_type_of(READ_ONCE(ic->type_index))) {
 	case IOBAND_TYPE_CGROUP:
 		css = ioband_bio_css(ti, bio);
 		if (css)
-			return __ioband_cgroup_group(ic, css->cgroup);
+			return ioband_cgroup_group(ic, css->cgroup);
 		return &ic->groups.default_group;
 	case IOBAND_TYPE_UID:
 		id = from_kuid(&init_user_ns, current_uid());
@@ -356,7 +395,7 @@ static struct ioband_group *__ioband_classify(struct dm_target *ti,
 	default:
 		return &ic->groups.default_group;
 	}
-	group = __ioband_find_group(ic, id);
+	group = ioband_find_group(ic, id);
 	return group ? group : &ic->groups.default_group;
 }
 
@@ -412,10 +451,86 @@ static struct ioband_group *ioband_entity_group(struct ioband_sched_entity *e)
 	return container_of(e, struct ioband_group, entity);
 }
 
-static void ioband_free_group(struct ioband_group *group)
+static struct ioband_group_entry *ioband_alloc_entry(u64 id)
 {
-	if (group)
-		kfree(container_of(group, struct ioband_group_entry, group));
+	struct ioband_group_entry *entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+
+	if (!entry)
+		return NULL;
+	entry->open_stats = alloc_percpu(struct ioband_open_stats);
+	if (!entry->open_stats) {
+		kfree(entry);
+		return NULL;
+	}
+	entry->group.id = id;
+	refcount_set(&entry->refs, 1);
+	return entry;
+}
+
+/* Frees an entry that no lookup can have found. */
+static void ioband_free_entry(struct ioband_group_entry *entry)
+{
+	free_percpu(entry->open_stats);
+	kfree(entry);
+}
+
+static void ioband_free_entry_rcu(struct rcu_head *head)
+{
+	ioband_free_entry(container_of(head, struct ioband_group_entry, rcu));
+}
+
+/* Drops a reference to attached @group; the last one frees it. */
+static void ioband_put_group(struct ioband_group *group)
+{
+	struct ioband_group_entry *entry = ioband_entry_of(group);
+
+	if (refcount_dec_and_test(&entry->refs))
+		call_rcu(&entry->rcu, ioband_free_entry_rcu);
+}
+
+static struct ioband_open_stats __percpu *
+ioband_open_stats_of(struct ioband_c *ic, struct ioband_group *group)
+{
+	if (group == &ic->groups.default_group)
+		return ic->default_open_stats;
+	return ioband_entry_of(group)->open_stats;
+}
+
+/*
+ * @group's counters into @st, with what its bios that went down past the
+ * scheduler added. A 32-bit kernel may read a per-CPU counter halfway
+ * through an update: it only reports it.
+ */
+static void ioband_read_stats(struct ioband_c *ic, struct ioband_group *group,
+			      struct ioband_group_stats *st)
+{
+	struct ioband_open_stats __percpu *open_stats =
+		ioband_open_stats_of(ic, group);
+	const struct ioband_open_stats *os;
+	int cpu, dir;
+
+	*st = group->stats;
+	for_each_possible_cpu(cpu) {
+		os = per_cpu_ptr(open_stats, cpu);
+		for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
+			st->ios[dir] += os->ios[dir];
+			st->sectors[dir] += os->sectors[dir];
+		}
+		st->service_ns += os->service_ns;
+	}
+}
+
+/*
+ * Completed in the task that sent it down, not from an interrupt or
+ * another task: the device completes at submission (section 14 of
+ * ioband-sched.c). A poller completes its own bios too, from the device's
+ * queue: those do not count.
+ */
+static bool ioband_completed_inline(struct bio *bio,
+				    const struct ioband_bio *ib)
+{
+	return in_task() && current == ib->dispatcher &&
+	       !ioband_bio_must_not_wait(bio);
 }
 
 /*
@@ -505,7 +620,7 @@ static void ioband_writeback_wait(struct dm_target *ti, struct bio *bio)
 	spin_lock_irqsave(&domain->lock, flags);
 	for (;;) {
 		rcu_read_lock();
-		group = __ioband_classify(ti, bio);
+		group = ioband_classify(ti, bio);
 		rcu_read_unlock();
 		full = !ic->suspended && !ic->blocked &&
 		       ioband_sched_writeback_full(&domain->sched,
@@ -796,7 +911,7 @@ static void __ioband_detach(struct ioband_c *ic, struct ioband_group *group)
 	__ioband_wake_writeback(ic->domain);
 	group->detached = true;
 	if (!group->in_flight)
-		ioband_free_group(group);
+		ioband_put_group(group);
 }
 
 /*
@@ -1085,6 +1200,7 @@ static void ioband_dtr(struct dm_target *ti)
 		ioband_put_domain(domain);
 	}
 	mutex_destroy(&ic->groups_lock);
+	free_percpu(ic->default_open_stats);
 	if (ic->dev)
 		dm_put_device(ti, ic->dev);
 	kfree(ic);
@@ -1114,18 +1230,17 @@ static int ioband_add_table_groups(struct dm_target *ti,
 					     &arg);
 			continue;
 		}
-		entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+		entry = ioband_alloc_entry(arg.id);
 		if (!entry) {
 			ti->error = "Cannot allocate a group";
 			return -ENOMEM;
 		}
-		entry->group.id = arg.id;
 		ioband_preset_entity(&entry->group.entity, &arg);
 		ret = rhashtable_lookup_insert_fast(&ic->group_index,
 						    &entry->node,
 						    ioband_group_index_params);
 		if (ret) {
-			kfree(entry);
+			ioband_free_entry(entry);
 			if (ret != -EEXIST) {
 				ti->error = "Cannot allocate a group";
 				return ret;
@@ -1190,6 +1305,12 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	init_waitqueue_head(&ic->applied_wait);
 	INIT_WORK(&ic->drain_work, ioband_drain_work);
 	INIT_LIST_HEAD(&ic->domain_node);
+	ic->default_open_stats = alloc_percpu(struct ioband_open_stats);
+	if (!ic->default_open_stats) {
+		ti->error = "Cannot allocate the default group";
+		ret = -ENOMEM;
+		goto bad;
+	}
 	ioband_group_set_init(&ic->groups);
 	ic->groups.default_group.entity.weight = IOBAND_DEFAULT_WEIGHT;
 	ic->stats_start_ns = ktime_get_ns();
@@ -1251,6 +1372,43 @@ bad:
 	return ret;
 }
 
+/*
+ * The open window's path (ioband-sched.c section 14): while the scheduler
+ * lets every bio through, @bio goes down with no lock taken, counted per
+ * CPU for its group, of which it holds a reference until it completes
+ * (ioband_end_open()). False, with nothing done, when it must go through
+ * the scheduler.
+ */
+static bool ioband_map_open(struct dm_target *ti, struct bio *bio,
+			    struct ioband_bio *ib, int dir)
+{
+	struct ioband_c *ic = ti->private;
+	struct ioband_open_stats __percpu *open_stats;
+	struct ioband_group *group;
+
+	/* A change that this misses lets one bio through. */
+	if (!data_race(ioband_sched_lets_all_through(&ic->domain->sched) &&
+		       !ic->suspended && !ic->blocked))
+		return false;
+	rcu_read_lock();
+	group = ioband_classify(ti, bio);
+	/* A group whose last reference is gone is being freed. */
+	if (group != &ic->groups.default_group &&
+	    !refcount_inc_not_zero(&ioband_entry_of(group)->refs))
+		group = NULL;
+	rcu_read_unlock();
+	if (!group)
+		return false;
+	ib->group = group;
+	ib->open = true;
+	ib->dispatcher = current;
+	ib->time_ns = ktime_get_ns();
+	open_stats = ioband_open_stats_of(ic, group);
+	this_cpu_inc(open_stats->ios[dir]);
+	this_cpu_add(open_stats->sectors[dir], bio_sectors(bio));
+	return true;
+}
+
 static int ioband_map(struct dm_target *ti, struct bio *bio)
 {
 	struct ioband_c *ic = ti->private;
@@ -1264,6 +1422,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	int dir;
 
 	ib->group = NULL;
+	ib->open = false;
 	bio_set_dev(bio, ic->dev->bdev);
 	if (!bio_sectors(bio))
 		return DM_MAPIO_REMAPPED;	/* empty flush: never held */
@@ -1273,6 +1432,8 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_REMAPPED;
 	if (ioband_bio_is_own_writeback(ti, bio))
 		ioband_writeback_wait(ti, bio);
+	if (ioband_map_open(ti, bio, ib, dir))
+		return DM_MAPIO_REMAPPED;
 
 	now_ns = ktime_get_ns();
 	rcu_read_lock();
@@ -1286,7 +1447,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		ic->blocked = false;
 	if (unlikely(ic->suspended || ic->blocked))
 		ib->item.flags |= IOBAND_ITEM_URGENT;
-	group = __ioband_classify(ti, bio);
+	group = ioband_classify(ti, bio);
 	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item,
 				  now_ns);
 	if (now) {
@@ -1307,6 +1468,28 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	return now ? DM_MAPIO_REMAPPED : DM_MAPIO_SUBMITTED;
 }
 
+/*
+ * A bio that went down past the scheduler (ioband_map_open()) completed:
+ * if not inline, the scheduler must see bios again.
+ */
+static void ioband_end_open(struct ioband_c *ic, struct bio *bio,
+			    struct ioband_bio *ib)
+{
+	struct ioband_domain *domain = ic->domain;
+	struct ioband_group *group = ib->group;
+	unsigned long flags;
+
+	this_cpu_add(ioband_open_stats_of(ic, group)->service_ns,
+		     ktime_get_ns() - ib->time_ns);
+	if (!ioband_completed_inline(bio, ib)) {
+		spin_lock_irqsave(&domain->lock, flags);
+		ioband_sched_missed_inline(&domain->sched);
+		spin_unlock_irqrestore(&domain->lock, flags);
+	}
+	if (group != &ic->groups.default_group)
+		ioband_put_group(group);
+}
+
 static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
@@ -1321,14 +1504,11 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 
 	if (!group)
 		return DM_ENDIO_DONE;
-	/*
-	 * Completed in the task that sent it down, not from an interrupt or
-	 * another task: the device completes at submission (section 14 of
-	 * ioband-sched.c). A poller completes its own bios too, from the
-	 * device's queue: those do not count.
-	 */
-	if (in_task() && current == ib->dispatcher &&
-	    !ioband_bio_must_not_wait(bio))
+	if (ib->open) {
+		ioband_end_open(ic, bio, ib);
+		return DM_ENDIO_DONE;
+	}
+	if (ioband_completed_inline(bio, ib))
 		ib->item.flags |= IOBAND_ITEM_COMPLETED_INLINE;
 	now_ns = ktime_get_ns();
 	spin_lock_irqsave(&domain->lock, flags);
@@ -1342,7 +1522,8 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	if (!kick)
 		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
-	ioband_free_group(gone);
+	if (gone)
+		ioband_put_group(gone);
 	if (kick)
 		ioband_kick(domain);
 	return DM_ENDIO_DONE;
@@ -1375,11 +1556,13 @@ static void ioband_emit_status_group(struct ioband_walk *walk,
 				     bool is_default)
 {
 	struct ioband_emit_walk *ew = ioband_emit_walk_of(walk);
-	const struct ioband_group_stats *st = &group->stats;
+	struct ioband_group_stats st_now;
+	const struct ioband_group_stats *st = &st_now;
 	unsigned int maxlen = ew->maxlen;
 	char *result = ew->result;
 	size_t sz = ew->sz;
 
+	ioband_read_stats(walk->ic, group, &st_now);
 	if (is_default)
 		DMEMIT(" -1");
 	else
@@ -1479,11 +1662,13 @@ static void ioband_emit_stats_group(struct ioband_walk *walk,
 				    bool is_default)
 {
 	struct ioband_emit_walk *ew = ioband_emit_walk_of(walk);
-	const struct ioband_group_stats *st = &group->stats;
+	struct ioband_group_stats st_now;
+	const struct ioband_group_stats *st = &st_now;
 	unsigned int maxlen = ew->maxlen;
 	char *result = ew->result;
 	size_t sz = ew->sz;
 
+	ioband_read_stats(walk->ic, group, &st_now);
 	if (is_default)
 		DMEMIT("\ngroup=-1");
 	else
@@ -1540,12 +1725,22 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 	mutex_unlock(&ic->groups_lock);
 }
 
+/*
+ * A bio going down past the scheduler on another CPU meanwhile may count
+ * before or after the reset.
+ */
 static void ioband_reset_group(struct ioband_walk *walk,
 			       struct ioband_group *group, bool is_default)
 {
+	struct ioband_open_stats __percpu *open_stats =
+		ioband_open_stats_of(walk->ic, group);
 	struct ioband_group_stats zero = { 0 };
+	int cpu;
 
 	group->stats = zero;
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(open_stats, cpu), 0,
+		       sizeof(struct ioband_open_stats));
 }
 
 static void ioband_reset_stats(struct ioband_c *ic)
@@ -1604,17 +1799,16 @@ ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 	struct ioband_sched_entity *entity;
 	unsigned long flags;
 
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	entry = ioband_alloc_entry(msg->group.id);
 	if (!entry)
 		return IOBAND_FAULT_NO_MEMORY;
-	entry->group.id = msg->group.id;
 	entity = &entry->group.entity;
 
 	mutex_lock(&ic->groups_lock);
 	spin_lock_irqsave(&domain->lock, flags);
 	if (ioband_type(ic) == IOBAND_TYPE_NONE) {
 		fault = IOBAND_FAULT_NO_GROUPS;
-	} else if (__ioband_find_group(ic, msg->group.id)) {
+	} else if (ioband_find_group(ic, msg->group.id)) {
 		fault = IOBAND_FAULT_ATTACHED;
 	} else {
 		entity->weight = ioband_spec_has_weight(msg->group.spec) ?
@@ -1636,7 +1830,7 @@ ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 	}
 	mutex_unlock(&ic->groups_lock);
 	if (fault)
-		kfree(entry);
+		ioband_free_entry(entry);
 	return fault;
 }
 
@@ -1656,7 +1850,7 @@ ioband_message_detach(struct ioband_c *ic, const struct ioband_message *msg)
 
 	mutex_lock(&ic->groups_lock);
 	spin_lock_irqsave(&domain->lock, flags);
-	group = __ioband_find_group(ic, msg->group.id);
+	group = ioband_find_group(ic, msg->group.id);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	if (group) {
 		entry = container_of(group, struct ioband_group_entry, group);
@@ -1684,7 +1878,7 @@ ioband_message_group(struct ioband_c *ic, const struct ioband_message *msg)
 
 	spin_lock_irqsave(&domain->lock, flags);
 	group = msg->group.is_default ? &ic->groups.default_group :
-		__ioband_find_group(ic, msg->group.id);
+		ioband_find_group(ic, msg->group.id);
 	if (group)
 		valid = __ioband_apply_group_arg(domain, &group->entity,
 						 &msg->group);
@@ -1876,6 +2070,8 @@ static int __init dm_ioband_init(void)
 static void __exit dm_ioband_exit(void)
 {
 	dm_unregister_target(&ioband_target);
+	/* Groups freed after a grace period (ioband_put_group()). */
+	rcu_barrier();
 }
 
 module_init(dm_ioband_init);

@@ -442,17 +442,24 @@
  * (IOBAND_ITEM_COMPLETED_INLINE; not a poller's own bios, which waited in
  * the device's queue). Once every item of a whole period completed so
  * (of more periods in a row, below), and as long as every one does
- * (window.completes_inline), the window is open:
+ * (window.completes_inline), the window is open, and no group waits
+ * (section 15). While nothing is held either and nothing caps (no
+ * io_limit, not a range policy: ioband_sched_lets_all_through()), the
+ * glue sends each bio down past the scheduler, with no lock taken: it
+ * counts the bio for its group per CPU and, at its completion, checks
+ * that it completed inline. The tags do not move and the window measures
+ * nothing meanwhile; the shares are those of the CPU scheduler
+ * (cpu.weight), as without us. Under io_limit or a range policy the items
+ * still go through the scheduler, and the window is
  * IOBAND_INLINE_MAX_SECTORS (4 MiB, or the window if larger), which such
- * a device never fills, and no group waits (section 15). Nothing is held
- * then but beyond that, for io_limit and for the range policies' max; the
- * tags still move, and the shares are those of the CPU scheduler
- * (cpu.weight), as without us. One item completed otherwise (from an
- * interrupt, or by another task) closes the window at once: a device that
- * turns from inline to queueing gets at most 4 MiB past the weights
- * before its first such completion. A group that was waiting when the
- * window opened stops waiting at its next bio or when it is found first
- * in line, whichever comes first.
+ * a device never fills: nothing is held but beyond that, for io_limit and
+ * for the max. One item completed otherwise (from an interrupt, or by
+ * another task) closes the window at once: a device that turns from
+ * inline to queueing gets past the weights what it takes before its
+ * first such completion, at most 4 MiB through the scheduler and at most
+ * its own queue (nr_requests bios) past it. A group that was waiting
+ * when the window opened stops waiting at its next bio or when it is
+ * found first in line, whichever comes first.
  *
  * A device with a queue can look inline for a while. A null_blk with
  * mbps= completes each request at once while its 20 ms budget lasts and
@@ -470,9 +477,13 @@
  * Costs. Every dispatch and completion adds and subtracts sectors, and a
  * completion counts its item in its size class; a period's end, every
  * 50 ms, takes the maximum of eight rates, sums twelve classes and makes
- * three 64-step divisions. Fairness: D in section 2 is the window over the
- * smallest item, plus one. Latency: an urgent or a newcomer's bio waits
- * behind at most a window, about twice the device's unloaded latency.
+ * three 64-step divisions. A bio that goes down past the scheduler while
+ * the window is open costs a group lookup, two clock reads, three per-CPU
+ * additions and, for an attached group, a reference taken and dropped:
+ * no lock and no shared write. Fairness: D in section 2 is the window
+ * over the smallest item, plus one. Latency: an urgent or a newcomer's
+ * bio waits behind at most a window, about twice the device's unloaded
+ * latency.
  * io_limit, when set, caps the bios in flight as well.
  *
  * 15. Competing groups
@@ -2037,6 +2048,20 @@ static u32 ioband_window_class(u32 sectors)
 	       class : IOBAND_WINDOW_SIZE_CLASSES - 1;
 }
 
+/* An item did not complete inline: the window is open no more. */
+static void ioband_window_close_inline(struct ioband_window *w)
+{
+	if (!w->completes_inline)
+		return;
+	w->completes_inline = false;
+	w->inline_closes++;
+}
+
+void ioband_sched_missed_inline(struct ioband_sched *sched)
+{
+	ioband_window_close_inline(&sched->window);
+}
+
 /* @item completed at @now after @lat_ns below us. */
 static void ioband_window_complete(struct ioband_window *w,
 				   const struct ioband_sched_item *item,
@@ -2063,12 +2088,10 @@ static void ioband_window_complete(struct ioband_window *w,
 	}
 	c->period_items++;
 	w->period_items++;
-	if (item->flags & IOBAND_ITEM_COMPLETED_INLINE) {
+	if (item->flags & IOBAND_ITEM_COMPLETED_INLINE)
 		w->period_inline_items++;
-	} else if (w->completes_inline) {
-		w->completes_inline = false;
-		w->inline_closes++;
-	}
+	else
+		ioband_window_close_inline(w);
 	w->period_sectors += sectors;
 	/* latency < 2^30 ns, items < 2^33 in a period: no overflow */
 	w->period_lat_ns += lat_ns;

@@ -494,6 +494,28 @@ static inline bool ioband_sched_room(const struct ioband_sched *sched)
 }
 
 /*
+ * Section 14: the window is open (the device completes every item in the
+ * task that dispatched it), nothing is held, and nothing caps what may go
+ * down (io_limit, the range policies' max), so an item may go down without
+ * the scheduler: the glue sends it down with no lock taken, and calls
+ * ioband_sched_missed_inline() if it did not complete inline. The glue
+ * reads this without the lock: a change it misses lets one item through.
+ */
+static inline bool ioband_sched_lets_all_through(const struct ioband_sched *sched)
+{
+	return sched->window.completes_inline && !sched->nr_queued &&
+	       !sched->io_limit && !sched->passthrough &&
+	       !ioband_policy_is_range(sched->params.policy);
+}
+
+/*
+ * An item that went down past the scheduler while it let all through did
+ * not complete inline: the window closes, as if the item had completed
+ * through ioband_sched_complete().
+ */
+void ioband_sched_missed_inline(struct ioband_sched *sched);
+
+/*
  * True when ioband_sched_next() would return an item now. The caller
  * runs its dispatch loop whenever this may have turned true: after every
  * submit (one that went down may have ended a wait) and completion

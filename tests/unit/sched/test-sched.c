@@ -2101,6 +2101,57 @@ TEST(device_completing_inline_has_no_window)
  * bio held outside the tree (found by fuzz-sched: the submit kept the
  * group's wait while the search for the first competing group pruned it).
  */
+/*
+ * While the window is open and nothing is held or capped, the glue may
+ * send items down past the scheduler (section 14); the first that does
+ * not complete inline closes the window, once.
+ */
+TEST(open_window_lets_all_through_until_an_item_misses_inline)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity e[2], *a = &e[0];
+	struct ioband_sched_item it[2];
+	u64 t = 1 * SEC;
+
+	weight_sched_init(&s, e, (const u32[]){ 800, 100 }, 2);
+	CHECK(!ioband_sched_lets_all_through(&s));
+	/* the first completion starts the first period */
+	t = complete_inline_periods(&s, a, 1, t);
+	CHECK(!ioband_sched_lets_all_through(&s));
+	t = complete_inline_periods(&s, a, 1, t);
+	CHECK(s.window.completes_inline && ioband_sched_lets_all_through(&s));
+	/* io_limit caps: not while it is set, nor while it holds an item */
+	CHECK(ioband_sched_set_io_limit(&s, 1));
+	CHECK(!ioband_sched_lets_all_through(&s));
+	ioband_sched_item_init(&it[0], 8, IOBAND_READ, 0);
+	ioband_sched_item_init(&it[1], 8, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, a, &it[0], t));
+	CHECK(!ioband_sched_submit(&s, a, &it[1], t));
+	CHECK(ioband_sched_set_io_limit(&s, 0));
+	CHECK(s.nr_queued == 1 && !ioband_sched_lets_all_through(&s));
+	it[0].flags |= IOBAND_ITEM_COMPLETED_INLINE;
+	CHECK(ioband_sched_complete(&s, a, &it[0], t + 3000));
+	CHECK(ioband_sched_next(&s, NULL, t + 3000) == &it[1]);
+	it[1].flags |= IOBAND_ITEM_COMPLETED_INLINE;
+	ioband_sched_complete(&s, a, &it[1], t + 6000);
+	CHECK(ioband_sched_lets_all_through(&s));
+	/* the range policies cap by max, passthrough drains */
+	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_RANGE_BW));
+	CHECK(!ioband_sched_lets_all_through(&s));
+	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_WEIGHT));
+	ioband_sched_set_passthrough(&s, true);
+	CHECK(!ioband_sched_lets_all_through(&s));
+	ioband_sched_set_passthrough(&s, false);
+	CHECK(ioband_sched_lets_all_through(&s));
+	/* one that missed closes it, as a completion from an interrupt would */
+	ioband_sched_missed_inline(&s);
+	CHECK(!s.window.completes_inline && s.window.inline_closes == 1);
+	CHECK(!ioband_sched_lets_all_through(&s));
+	ioband_sched_missed_inline(&s);
+	CHECK(s.window.inline_closes == 1);
+	CHECK(entities_valid(&s, e, 2));
+}
+
 TEST(waiter_submitting_after_the_window_opens_is_not_stranded)
 {
 	struct ioband_sched s;
@@ -3297,6 +3348,7 @@ int main(void)
 			 T(competing_group_holds_others_back_for_idle_ns),
 			 T(competing_group_with_long_think_time_never_waits),
 			 T(device_completing_inline_has_no_window),
+			 T(open_window_lets_all_through_until_an_item_misses_inline),
 			 T(waiter_submitting_after_the_window_opens_is_not_stranded),
 			 T(completion_makes_an_idle_group_compete_again),
 			 T(competing_groups_get_their_weight_at_low_depth),
