@@ -323,15 +323,17 @@ static struct ioband_group_entry *ioband_entry_of(struct ioband_group *group)
 /*
  * The attached group @id of @ic, or NULL. Under rcu_read_lock(), which
  * keeps a group that a detach takes out meanwhile in memory
- * (ioband_put_group()), or under groups_lock, which keeps out detaches.
+ * (ioband_put_group()), or under groups_lock or domain->lock, either of
+ * which a detach needs before it lets the group go.
  */
 static struct ioband_group *ioband_find_group(struct ioband_c *ic, u64 id)
 {
 	struct ioband_group_entry *entry;
 
 	RCU_LOCKDEP_WARN(!rcu_read_lock_held() &&
-			 !lockdep_is_held(&ic->groups_lock),
-			 "ioband group lookup without RCU or groups_lock");
+			 !lockdep_is_held(&ic->groups_lock) &&
+			 !lockdep_is_held(&ic->domain->lock),
+			 "ioband group lookup without RCU or a lock of ioband's");
 	entry = rhashtable_lookup_fast(&ic->group_index, &id,
 				       ioband_group_index_params);
 	return entry ? &entry->group : NULL;
