@@ -212,9 +212,14 @@ struct ioband_bio {
 	struct task_struct *dispatcher;
 };
 
+/*
+ * Read without domain->lock by map (ioband_classify(),
+ * ioband_bio_is_own_writeback()): a type message that it misses charges
+ * one bio as before.
+ */
 static enum ioband_group_type ioband_type(const struct ioband_c *ic)
 {
-	return ioband_group_type_of(ic->type_index);
+	return ioband_group_type_of(READ_ONCE(ic->type_index));
 }
 
 /*
@@ -376,7 +381,7 @@ static struct ioband_group *ioband_classify(struct dm_target *ti,
 	if (!READ_ONCE(ic->groups.nr_groups))
 		return &ic->groups.default_group;
 
-	switch (ioband_group_type_of(READ_ONCE(ic->type_index))) {
+	switch (ioband_type(ic)) {
 	case IOBAND_TYPE_CGROUP:
 		css = ioband_bio_css(ti, bio);
 		if (css)

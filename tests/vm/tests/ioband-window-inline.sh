@@ -8,9 +8,10 @@
 # window_inline=0, and under the capped one's backlog bios wait behind
 # the window, where the weights act. While the window is open, bios go
 # down past the scheduler, so it measures no periods; their counters
-# (per CPU) still add up to what the null_blk read through ioband. (irqmode=1 would not do: with its
-# poll queue this null_blk has two hardware queues, and blk-mq completes
-# such a request in the submitting task, inline, not from softirq.)
+# (per CPU) still add up to what the null_blk read through ioband.
+# (irqmode=1 would not do: with its poll queue this null_blk has two
+# hardware queues, and blk-mq completes such a request in the submitting
+# task, inline, not from softirq.)
 . /ioband/lib.sh
 set -eu
 
