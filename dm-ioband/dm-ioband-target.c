@@ -49,7 +49,6 @@
 #include <linux/percpu.h>
 #include <linux/pid.h>
 #include <linux/rcupdate.h>
-#include <linux/refcount.h>
 #include <linux/rhashtable.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -124,12 +123,12 @@ static DEFINE_MUTEX(ioband_domains_lock);	/* protects ioband_domains */
 /*
  * What a group's bios that went down past the scheduler (ioband_map_open())
  * add to its counters, per CPU so that they take no lock; every report of
- * the group's counters adds them up (ioband_read_stats()).
+ * the group's counters adds them up (ioband_read_stats()). Their time below
+ * is not measured, so that such a bio costs no clock read.
  */
 struct ioband_open_stats {
 	u64 ios[IOBAND_NR_DIRS];
 	u64 sectors[IOBAND_NR_DIRS];
-	u64 service_ns;
 };
 
 struct ioband_c {
@@ -175,17 +174,16 @@ struct ioband_c {
 };
 
 /*
- * An attached group, as the target's group_index holds it. @refs counts one
- * for the group while it is attached or has bios that the scheduler
- * dispatched in flight (group.in_flight, under domain->lock), and one per
- * bio that went down past the scheduler. ioband_map_open() finds the group
- * under RCU alone, so the last reference frees it after a grace period.
+ * An attached group, as the target's group_index holds it. It is freed
+ * once detached and its last bio that the scheduler dispatched completed
+ * (group.in_flight, under domain->lock), after a grace period:
+ * ioband_map_open() finds it under RCU alone. A bio that went down past
+ * the scheduler needs it no more once counted.
  */
 struct ioband_group_entry {
 	struct ioband_group group;
 	struct rhash_head node;
 	struct ioband_open_stats __percpu *open_stats;
-	refcount_t refs;
 	struct rcu_head rcu;
 };
 
@@ -328,7 +326,7 @@ static struct ioband_group_entry *ioband_entry_of(struct ioband_group *group)
 /*
  * The attached group @id of @ic, or NULL. Under rcu_read_lock(), which
  * keeps a group that a detach takes out meanwhile in memory
- * (ioband_put_group()), or under groups_lock or domain->lock, either of
+ * (ioband_free_group_rcu()), or under groups_lock or domain->lock, either of
  * which a detach needs before it lets the group go.
  */
 static struct ioband_group *ioband_find_group(struct ioband_c *ic, u64 id)
@@ -470,7 +468,6 @@ static struct ioband_group_entry *ioband_alloc_entry(u64 id)
 		return NULL;
 	}
 	entry->group.id = id;
-	refcount_set(&entry->refs, 1);
 	return entry;
 }
 
@@ -486,13 +483,10 @@ static void ioband_free_entry_rcu(struct rcu_head *head)
 	ioband_free_entry(container_of(head, struct ioband_group_entry, rcu));
 }
 
-/* Drops a reference to attached @group; the last one frees it. */
-static void ioband_put_group(struct ioband_group *group)
+/* Frees detached @group once no lookup under RCU can be using it. */
+static void ioband_free_group_rcu(struct ioband_group *group)
 {
-	struct ioband_group_entry *entry = ioband_entry_of(group);
-
-	if (refcount_dec_and_test(&entry->refs))
-		call_rcu(&entry->rcu, ioband_free_entry_rcu);
+	call_rcu(&ioband_entry_of(group)->rcu, ioband_free_entry_rcu);
 }
 
 static struct ioband_open_stats __percpu *
@@ -505,15 +499,17 @@ ioband_open_stats_of(struct ioband_c *ic, struct ioband_group *group)
 
 /*
  * @group's counters into @st, with what its bios that went down past the
- * scheduler added. A 32-bit kernel may read a per-CPU counter halfway
- * through an update: it only reports it.
+ * scheduler added; returns how many those were, of which service_ns has
+ * no time. A 32-bit kernel may read a per-CPU counter halfway through an
+ * update: it only reports it.
  */
-static void ioband_read_stats(struct ioband_c *ic, struct ioband_group *group,
-			      struct ioband_group_stats *st)
+static u64 ioband_read_stats(struct ioband_c *ic, struct ioband_group *group,
+			     struct ioband_group_stats *st)
 {
 	struct ioband_open_stats __percpu *open_stats =
 		ioband_open_stats_of(ic, group);
 	const struct ioband_open_stats *os;
+	u64 open_ios = 0;
 	int cpu, dir;
 
 	*st = group->stats;
@@ -522,9 +518,10 @@ static void ioband_read_stats(struct ioband_c *ic, struct ioband_group *group,
 		for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
 			st->ios[dir] += os->ios[dir];
 			st->sectors[dir] += os->sectors[dir];
+			open_ios += os->ios[dir];
 		}
-		st->service_ns += os->service_ns;
 	}
+	return open_ios;
 }
 
 /*
@@ -918,7 +915,7 @@ static void __ioband_detach(struct ioband_c *ic, struct ioband_group *group)
 	__ioband_wake_writeback(ic->domain);
 	group->detached = true;
 	if (!group->in_flight)
-		ioband_put_group(group);
+		ioband_free_group_rcu(group);
 }
 
 /*
@@ -1382,37 +1379,28 @@ bad:
 /*
  * The open window's path (ioband-sched.c section 14): while the scheduler
  * lets every bio through, @bio goes down with no lock taken, counted per
- * CPU for its group, of which it holds a reference until it completes
- * (ioband_end_open()). False, with nothing done, when it must go through
- * the scheduler.
+ * CPU for its group, and untimed; its completion only checks that it was
+ * inline (ioband_end_open()). False, with nothing done, when it must go
+ * through the scheduler.
  */
 static bool ioband_map_open(struct dm_target *ti, struct bio *bio,
 			    struct ioband_bio *ib, int dir)
 {
 	struct ioband_c *ic = ti->private;
 	struct ioband_open_stats __percpu *open_stats;
-	struct ioband_group *group;
 
 	/* A change that this misses lets one bio through. */
 	if (!data_race(ioband_sched_lets_all_through(&ic->domain->sched) &&
 		       !ic->suspended && !ic->blocked))
 		return false;
-	rcu_read_lock();
-	group = ioband_classify(ti, bio);
-	/* A group whose last reference is gone is being freed. */
-	if (group != &ic->groups.default_group &&
-	    !refcount_inc_not_zero(&ioband_entry_of(group)->refs))
-		group = NULL;
-	rcu_read_unlock();
-	if (!group)
-		return false;
-	ib->group = group;
 	ib->open = true;
 	ib->dispatcher = current;
-	ib->time_ns = ktime_get_ns();
-	open_stats = ioband_open_stats_of(ic, group);
+	/* RCU keeps a group that a detach takes out meanwhile in memory. */
+	rcu_read_lock();
+	open_stats = ioband_open_stats_of(ic, ioband_classify(ti, bio));
 	this_cpu_inc(open_stats->ios[dir]);
 	this_cpu_add(open_stats->sectors[dir], bio_sectors(bio));
+	rcu_read_unlock();
 	return true;
 }
 
@@ -1480,21 +1468,16 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
  * if not inline, the scheduler must see bios again.
  */
 static void ioband_end_open(struct ioband_c *ic, struct bio *bio,
-			    struct ioband_bio *ib)
+			    const struct ioband_bio *ib)
 {
 	struct ioband_domain *domain = ic->domain;
-	struct ioband_group *group = ib->group;
 	unsigned long flags;
 
-	this_cpu_add(ioband_open_stats_of(ic, group)->service_ns,
-		     ktime_get_ns() - ib->time_ns);
-	if (!ioband_completed_inline(bio, ib)) {
-		spin_lock_irqsave(&domain->lock, flags);
-		ioband_sched_missed_inline(&domain->sched);
-		spin_unlock_irqrestore(&domain->lock, flags);
-	}
-	if (group != &ic->groups.default_group)
-		ioband_put_group(group);
+	if (ioband_completed_inline(bio, ib))
+		return;
+	spin_lock_irqsave(&domain->lock, flags);
+	ioband_sched_missed_inline(&domain->sched);
+	spin_unlock_irqrestore(&domain->lock, flags);
 }
 
 static int ioband_end_io(struct dm_target *ti, struct bio *bio,
@@ -1509,12 +1492,12 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	u64 now_ns;
 	bool kick;
 
-	if (!group)
-		return DM_ENDIO_DONE;
 	if (ib->open) {
 		ioband_end_open(ic, bio, ib);
 		return DM_ENDIO_DONE;
 	}
+	if (!group)
+		return DM_ENDIO_DONE;
 	if (ioband_completed_inline(bio, ib))
 		ib->item.flags |= IOBAND_ITEM_COMPLETED_INLINE;
 	now_ns = ktime_get_ns();
@@ -1530,7 +1513,7 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
 	if (gone)
-		ioband_put_group(gone);
+		ioband_free_group_rcu(gone);
 	if (kick)
 		ioband_kick(domain);
 	return DM_ENDIO_DONE;
@@ -1674,8 +1657,9 @@ static void ioband_emit_stats_group(struct ioband_walk *walk,
 	unsigned int maxlen = ew->maxlen;
 	char *result = ew->result;
 	size_t sz = ew->sz;
+	u64 open_ios;
 
-	ioband_read_stats(walk->ic, group, &st_now);
+	open_ios = ioband_read_stats(walk->ic, group, &st_now);
 	if (is_default)
 		DMEMIT("\ngroup=-1");
 	else
@@ -1692,6 +1676,7 @@ static void ioband_emit_stats_group(struct ioband_walk *walk,
 	       group->entity.finish, group->entity.min_kbps,
 	       group->entity.max_kbps, st->writeback_waits,
 	       st->writeback_wait_ns);
+	DMEMIT(" open_ios=%llu", open_ios);
 	ew->sz = sz;
 }
 
@@ -2077,7 +2062,7 @@ static int __init dm_ioband_init(void)
 static void __exit dm_ioband_exit(void)
 {
 	dm_unregister_target(&ioband_target);
-	/* Groups freed after a grace period (ioband_put_group()). */
+	/* Groups freed after a grace period (ioband_free_group_rcu()). */
 	rcu_barrier();
 }
 

@@ -447,8 +447,9 @@
  * io_limit, not a range policy: ioband_sched_lets_all_through()), the
  * glue sends each bio down past the scheduler, with no lock taken: it
  * counts the bio for its group per CPU and, at its completion, checks
- * that it completed inline. The tags do not move and the window measures
- * nothing meanwhile; the shares are those of the CPU scheduler
+ * that it completed inline. The tags do not move, and neither the window
+ * nor the group's service time (the stats' open_ios) measures anything
+ * meanwhile; the shares are those of the CPU scheduler
  * (cpu.weight), as without us. Under io_limit or a range policy the items
  * still go through the scheduler, and the window is
  * IOBAND_INLINE_MAX_SECTORS (4 MiB, or the window if larger), which such
@@ -478,9 +479,10 @@
  * completion counts its item in its size class; a period's end, every
  * 50 ms, takes the maximum of eight rates, sums twelve classes and makes
  * three 64-step divisions. A bio that goes down past the scheduler while
- * the window is open costs a group lookup, two clock reads, three per-CPU
- * additions and, for an attached group, a reference taken and dropped:
- * no lock and no shared write. Fairness: D in section 2 is the window
+ * the window is open costs a group lookup and two per-CPU additions, and
+ * its completion a test that it was inline: no lock, no shared write, no
+ * clock read. Its group is not held for it: detached meanwhile, it is
+ * freed after a grace period, and the bio was counted already. Fairness: D in section 2 is the window
  * over the smallest item, plus one. Latency: an urgent or a newcomer's
  * bio waits behind at most a window, about twice the device's unloaded
  * latency.

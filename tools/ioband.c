@@ -659,6 +659,7 @@ static const struct stats_key group_keys[] = {
 		has_writeback),
 	OPT_KEY("writeback_wait_ns", struct ioband_stats_group,
 		writeback_wait_ns, has_writeback),
+	OPT_KEY("open_ios", struct ioband_stats_group, open_ios, has_open),
 };
 
 #define NR_DOMAIN_KEYS	(sizeof(domain_keys) / sizeof(*domain_keys))
@@ -980,7 +981,7 @@ void ioband_stats_rates(const struct ioband_stats *prev,
 		const struct ioband_stats_group *g = &cur->groups[i];
 		const struct ioband_stats_group *p = find_group(prev, g);
 		struct ioband_rates *r = &rates[i];
-		uint64_t wait;
+		uint64_t wait, open;
 
 		if (!p)
 			p = &zero;
@@ -1005,8 +1006,16 @@ void ioband_stats_rates(const struct ioband_stats *prev,
 		if (cur->has_sched && r->ios) {
 			r->has_wait = 1;
 			r->wait_mean_ns = (double)wait / r->ios;
-			r->service_mean_ns =
-				(double)delta(p->service_ns, g->service_ns) / r->ios;
+			/*
+			 * What went down past the scheduler, while the device
+			 * completed inline, has no service time.
+			 */
+			open = delta(p->open_ios, g->open_ios);
+			if (open < r->ios) {
+				r->has_service = 1;
+				r->service_mean_ns = (double)delta(p->service_ns,
+						g->service_ns) / (r->ios - open);
+			}
 		}
 		total += by_sectors ? r->sectors : r->ios;
 	}

@@ -151,6 +151,8 @@ struct ioband_stats_group {
 	int has_writeback;	/* optional keys writeback_waits, _wait_ns given */
 	uint64_t writeback_waits;
 	uint64_t writeback_wait_ns;
+	int has_open;		/* optional key open_ios given */
+	uint64_t open_ios;	/* of reads and writes: past the scheduler, untimed */
 	size_t nr_fields;
 	struct ioband_stats_field *fields;	/* the record's, in order */
 };
@@ -195,7 +197,8 @@ struct ioband_rates {
 	uint64_t delayed;
 	int has_wait;		/* has_sched, and some IO completed */
 	double wait_mean_ns;
-	double service_mean_ns;
+	int has_service;	/* has_wait, and some of those IOs were timed */
+	double service_mean_ns;	/* over the timed IOs */
 };
 
 void ioband_stats_rates(const struct ioband_stats *prev,

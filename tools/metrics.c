@@ -27,6 +27,7 @@ enum {
 	NEED_RANGE = 4,		/* range policies */
 	NEED_LIMIT = 8,		/* range policies, max set (0: no limit) */
 	NEED_WRITEBACK = 16,	/* a kernel that waits for writeback */
+	NEED_OPEN = 32,		/* a module that counts untimed IOs */
 };
 
 struct group_metric {
@@ -58,7 +59,10 @@ static const struct group_metric group_metrics[] = {
 	  "Time the group's IOs waited in ioband, summed over IOs." },
 	{ "ioband_group_device_seconds", 1, GROUP(service_ns), SCALE_NS,
 	  NEED_SCHED,
-	  "Time the group's IOs spent below ioband (dispatch to completion), summed over IOs." },
+	  "Time the group's IOs spent below ioband (dispatch to completion), summed over the IOs timed (all but ioband_group_open_ios)." },
+	{ "ioband_group_open_ios", 1, GROUP(open_ios), 1,
+	  NEED_SCHED | NEED_OPEN,
+	  "IOs of the group that went down past ioband's scheduler while the device completed every IO inline; counted in the IOs, not in the device seconds." },
 	{ "ioband_group_wait_max_seconds", 0, GROUP(wait_max_ns), SCALE_NS,
 	  NEED_SCHED,
 	  "Longest time one IO of the group waited in ioband since the counters started." },
@@ -199,6 +203,8 @@ static int group_has(const struct ioband_stats *st,
 	if ((needs & (NEED_RANGE | NEED_LIMIT)) && !g->has_range)
 		return 0;
 	if ((needs & NEED_WRITEBACK) && !g->has_writeback)
+		return 0;
+	if ((needs & NEED_OPEN) && !g->has_open)
 		return 0;
 	return !(needs & NEED_LIMIT) || g->max_kbps;
 }

@@ -87,6 +87,7 @@ enum {
 	RAW_WAIT_NS,
 	RAW_WAIT_MAX_NS,
 	RAW_SERVICE_NS,
+	RAW_OPEN_IOS,
 	NR_RAW
 };
 
@@ -102,6 +103,7 @@ static const char *const raw_names[NR_RAW] = {
 	[RAW_WAIT_NS]        = "WAIT_NS",
 	[RAW_WAIT_MAX_NS]    = "WAIT_MAX_NS",
 	[RAW_SERVICE_NS]     = "SERVICE_NS",
+	[RAW_OPEN_IOS]       = "OPEN_IOS",
 };
 
 struct libscols_table *report_new_table(const struct report_opts *opts,
@@ -330,7 +332,7 @@ static char *stat_cell(const struct stat_report *r, const struct stat_row *row,
 	case COL_WAIT_MAX:
 		return ms_cell(r, 1, g->wait_max_ns);
 	default: /* COL_SERVICE */
-		return ms_cell(r, rt->has_wait, rt->service_mean_ns);
+		return ms_cell(r, rt->has_service, rt->service_mean_ns);
 	}
 }
 
@@ -354,9 +356,12 @@ static char *raw_cell(const struct stat_report *r, const struct stat_row *row,
 	case RAW_DELAYED_WRITES:
 		return strprintf("%" PRIu64, g->delayed_writes);
 	}
-	if (!row->has_sched)
+	if (!row->has_sched || (raw == RAW_OPEN_IOS && !g->has_open))
 		return unknown(r);
 	switch (raw) {
+	case RAW_OPEN_IOS:
+		v = g->open_ios;
+		break;
 	case RAW_QUEUED:
 		v = g->queued;
 		break;

@@ -854,6 +854,40 @@ static void test_rates_interval(void)
 }
 
 /*
+ * IOs that went down past the scheduler (open_ios) have no service time:
+ * the mean is over the others, and there is none when all were untimed.
+ */
+static void test_rates_untimed_ios(void)
+{
+	struct ioband_stats prev, cur;
+	struct ioband_rates r[2];
+
+	CHECK(ioband_parse_stats(
+		STATS_DOMAIN_LINE "\n"
+		STATS_GROUP("-1", "100", "10", "80", "0", "0", "0") " open_ios=0\n"
+		STATS_GROUP("5", "100", "10", "80", "0", "0", "0") " open_ios=4\n",
+		&prev) == 0);
+	CHECK(ioband_parse_stats(
+		STATS_DOMAIN_LINE "\n"
+		STATS_GROUP("-1", "100", "40", "320", "0", "0", "0") " open_ios=20\n"
+		STATS_GROUP("5", "100", "30", "240", "0", "0", "0") " open_ios=24\n",
+		&cur) == 0);
+	if (failed)
+		return;
+	/* service_ns is 2000000 in both samples: make it grow by 3 ms. */
+	cur.groups[0].service_ns += 3000000;
+	ioband_stats_rates(&prev, &cur, 1000000000ULL, r);
+	CHECK(r[0].ios == 30 && r[0].has_wait && r[0].has_service);
+	CHECK(near(r[0].service_mean_ns, 3000000 / 10.0));
+	CHECK(r[1].ios == 20 && r[1].has_wait && !r[1].has_service);
+	/* Since the counters started: 20 of the default group's 40 timed. */
+	ioband_stats_rates(NULL, &cur, 0, r);
+	CHECK(r[0].has_service && near(r[0].service_mean_ns, 5000000 / 20.0));
+	ioband_stats_free(&prev);
+	ioband_stats_free(&cur);
+}
+
+/*
  * The stat report
  */
 
@@ -946,6 +980,8 @@ static void test_report_json_raw(void)
 	CHECK(out && strstr(out, "\"wait_ns\": 30000000,"));
 	CHECK(out && strstr(out, "\"wait_max_ns\": 9000000,"));
 	CHECK(out && strstr(out, "\"service_ns\": 2000000,"));
+	/* The example's module times every IO. */
+	CHECK(out && strstr(out, "\"open_ios\": null,"));
 	/* The table's columns follow, the last one last. */
 	CHECK(out && strstr(out, "\"wait-max\": 9.00\n"));
 	free(out);
@@ -993,11 +1029,12 @@ static const char stats_newer[] =
 	"window_ns=20000000 writeback_attribution=cgroup\n"
 	"group=-1 weight=100 reads=0 read_sectors=0 writes=7 write_sectors=56 "
 	"delayed_reads=0 delayed_writes=0 queued=0 in_flight=0 wait_ns=0 "
-	"wait_max_ns=0 service_ns=0 finish_tag=0 min_kbps=0 max_kbps=0\n"
+	"wait_max_ns=0 service_ns=0 finish_tag=0 min_kbps=0 max_kbps=0 "
+	"open_ios=7\n"
 	"group=77 weight=100 reads=1 read_sectors=8 writes=0 write_sectors=0 "
 	"delayed_reads=0 delayed_writes=0 queued=0 in_flight=0 "
 	"wait_ns=1000000001 wait_max_ns=1000000001 service_ns=5 finish_tag=0 "
-	"min_kbps=100 max_kbps=2000\n";
+	"min_kbps=100 max_kbps=2000 open_ios=0\n";
 
 /* Writes the metrics of the two example devices; allocated. */
 static char *example_metrics(enum metrics_format format, int json)
@@ -1048,6 +1085,9 @@ static void test_metrics(void)
 	CHECK(strstr(out, "# TYPE ioband_group_wait_max_seconds gauge\n"));
 	CHECK(strstr(out, "ioband_group_device_seconds_total{device=\"io1\",group=\"<default>\",id=\"-1\"} 0.002000000\n"));
 	CHECK(strstr(out, "ioband_group_queued_ios{device=\"io1\",group=\"<default>\",id=\"-1\"} 3\n"));
+	/* Untimed IOs only from a module that counts them. */
+	CHECK(strstr(out, "ioband_group_open_ios_total{device=\"io2\",group=\"<default>\",id=\"-1\"} 7\n"));
+	CHECK(!strstr(out, "ioband_group_open_ios_total{device=\"io1\""));
 	CHECK(strstr(out, "ioband_group_weight{device=\"io1\",group=\"<default>\",id=\"-1\"} 100\n"));
 	/* Ranges only under range policies; no limit, no sample. */
 	CHECK(strstr(out, "ioband_group_min_bytes_per_second{device=\"io2\",group=\"77\",id=\"77\"} 102400\n"));
@@ -1879,6 +1919,7 @@ static const struct {
 	TEST(test_parse_stats_every_prefix),
 	TEST(test_stats_from_status),
 	TEST(test_rates_since_start),
+	TEST(test_rates_untimed_ios),
 	TEST(test_rates_interval),
 	TEST(test_json_check),
 	TEST(test_report_json),

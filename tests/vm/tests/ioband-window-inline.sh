@@ -7,8 +7,9 @@
 # cap completes the requests it held back from its timer, keep
 # window_inline=0, and under the capped one's backlog bios wait behind
 # the window, where the weights act. While the window is open, bios go
-# down past the scheduler, so it measures no periods; their counters
-# (per CPU) still add up to what the null_blk read through ioband.
+# down past the scheduler, so it measures no periods and times no bio
+# (open_ios counts them); their counters (per CPU) still add up to what
+# the null_blk read through ioband.
 # (irqmode=1 would not do: with its poll queue this null_blk has two
 # hardware queues, and blk-mq completes such a request in the submitting
 # task, inline, not from softirq.)
@@ -18,6 +19,12 @@ set -eu
 # stat_field DEV NAME: the domain's NAME in DEV's stats message.
 stat_field() {
 	dmsetup message "$1" 0 stats | head -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# group_field DEV NAME: the default group's NAME in DEV's stats message.
+group_field() {
+	dmsetup message "$1" 0 stats | sed -n 's/^group=-1 //p' | tr ' ' '\n' |
+		sed -n "s/^$2=//p"
 }
 
 # sectors_read DEV: sectors read from the block device DEV.
@@ -34,9 +41,10 @@ progressed() {
 
 # measure NAME NULL_BLK-ATTRIBUTE...: an ioband over a new null_blk NAME
 # under 4 KiB random reads (2 jobs x 16 outstanding); once it has
-# progressed, sets inline0, full0 and periods0 (window_inline,
-# window_full and window_periods), then once it has again, inline1,
-# full1, periods1 and ios (the reads completed in between); once fio
+# progressed, sets inline0, full0, periods0, open0 and service0
+# (window_inline, window_full, window_periods, and the group's open_ios
+# and service_ns), then once it has again, inline1, full1, periods1,
+# open1, service1 and ios (the reads completed in between); once fio
 # has stopped, counted (the sectors ioband counted as read) and read
 # (the sectors the null_blk read since the ioband was made).
 measure() {
@@ -55,18 +63,22 @@ measure() {
 	inline0=$(stat_field "$_name-ib" window_inline)
 	full0=$(stat_field "$_name-ib" window_full)
 	periods0=$(stat_field "$_name-ib" window_periods)
+	open0=$(group_field "$_name-ib" open_ios)
+	service0=$(group_field "$_name-ib" service_ns)
 	_ios0=$(_ios "$_nb")
 	wait_for 10 progressed "$_name-ib" "$_nb" "$periods0" "$_ios0"
 	inline1=$(stat_field "$_name-ib" window_inline)
 	full1=$(stat_field "$_name-ib" window_full)
 	periods1=$(stat_field "$_name-ib" window_periods)
+	open1=$(group_field "$_name-ib" open_ios)
+	service1=$(group_field "$_name-ib" service_ns)
 	ios=$(($(_ios "$_nb") - _ios0))
 	stop_fio "$_pid"
 	counted=$(dmsetup message "$_name-ib" 0 stats | sed -n 's/.* read_sectors=\([0-9]*\) .*/\1/p')
 	read=$(($(sectors_read "$_nb") - _read0))
 	dm_remove "$_name-ib"
 	remove_nullb "$_name"
-	log "$_name: window_inline $inline0 then $inline1, window_full +$((full1 - full0)) and window_periods +$((periods1 - periods0)) over $ios reads; $counted sectors counted, $read read"
+	log "$_name: window_inline $inline0 then $inline1, window_full +$((full1 - full0)) and window_periods +$((periods1 - periods0)), open_ios +$((open1 - open0)), service_ns +$((service1 - service0)) over $ios reads; $counted sectors counted, $read read"
 }
 
 measure wi-inline
@@ -75,12 +87,16 @@ assert_eq "$inline1" 1 "window_inline, null_blk irqmode=0, 200 reads later"
 assert_ge "$ios" 200 "reads completed on the irqmode=0 null_blk"
 assert_le "$((full1 - full0))" 0 "bios held for the window while it is open"
 assert_eq "$periods1" "$periods0" "periods measured while the window is open (bios past the scheduler)"
+assert_ge "$((open1 - open0))" 200 "open_ios while the window is open"
+assert_eq "$service1" "$service0" "service_ns while the window is open (bios past it are not timed)"
 assert_eq "$counted" "$read" "sectors counted by the group against read by the null_blk"
 
 measure wi-timer irqmode=2 completion_nsec=20000
 assert_eq "$inline0" 0 "window_inline, null_blk irqmode=2 (timer, 20 us)"
 assert_eq "$counted" "$read" "sectors counted by the group against read by the null_blk, irqmode=2"
 assert_eq "$inline1" 0 "window_inline, null_blk irqmode=2, three periods later"
+assert_eq "$open1" 0 "open_ios, null_blk irqmode=2 (every bio through the scheduler)"
+assert_ge "$((service1 - service0))" 1 "service_ns, null_blk irqmode=2"
 
 # 1 MiB/s: 256 reads a second, below what even the debug kernel's CPU
 # asks (at 16 MiB/s it never reached the cap, and so completed inline).
