@@ -5,7 +5,7 @@
 # through ioband against dm-linear. CPU-bound figures are noisy: every
 # variant runs BENCH_ROUNDS times, the order shuffled per round, and the
 # host pairs each ioband run with dm-linear's of the same round.
-BENCH_ROUNDS=${BENCH_UNCAPPED_ROUNDS:-5}
+BENCH_ROUNDS=${BENCH_UNCAPPED_ROUNDS:-8}
 bench_nullb bf-uncapped 1024
 bench_groups "a:100 b:100"
 JOB_a="--rw=randread --bs=4k --numjobs=1 --iodepth=32"
