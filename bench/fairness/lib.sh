@@ -447,11 +447,20 @@ bench_destroy() {
 	bench_wbt
 }
 
-# bench_sample SCEN VAR T0: one sample of every counter.
+# bench_sample SCEN VAR T0: one sample of every counter. Every variant
+# pays the same for it, one dmsetup per dm device (an ioband's stats
+# message, the others' status) and one awk: where the guest's CPU is the
+# bottleneck (uncapped), processes that only ioband's variants ran each
+# second would count against ioband.
 bench_sample() {
-	_stats=
-	for _d in $BENCH_IOBAND_DEVS; do
-		_stats="$_stats$(dmsetup message "$_d" 0 stats 2>/dev/null | sed "s/^/$_d /" | tr '\n' '|')|"
+	: >sample.stats
+	for _d in $BENCH_DM_NAMES; do
+		case " $BENCH_IOBAND_DEVS " in
+		*" $_d "*)
+			echo "@dev $_d" >>sample.stats
+			dmsetup message "$_d" 0 stats >>sample.stats 2>/dev/null ;;
+		*) dmsetup status "$_d" >/dev/null 2>&1 ;;
+		esac
 	done
 	_cgfiles=
 	[ ! -e "$CGROOT/io.stat" ] || _cgfiles=$CGROOT/io.stat
@@ -461,7 +470,7 @@ bench_sample() {
 	[ "$BENCH_BUFFERED" != 1 ] ||
 		for _n in $BENCH_GROUPS; do _cgfiles="$_cgfiles $CGROOT/$BENCH_CGP-$_n/memory.stat"; done
 	# shellcheck disable=SC2086 # a list of files
-	awk -v p="@@BENCH S $1 $2" -v t0="$3" -v devs="$NB_MAJMIN $BENCH_TARGET_MAJMINS" -v stats="$_stats" \
+	awk -v p="@@BENCH S $1 $2" -v t0="$3" -v devs="$NB_MAJMIN $BENCH_TARGET_MAJMINS" \
 		-v idmap="$BENCH_IDMAP" -v disk="$NB_SYS/stat" -v root="$CGROOT/io.stat" -v cgp="$BENCH_CGP-" '
 		BEGIN {
 			n = split(devs, d, " ")
@@ -478,6 +487,8 @@ bench_sample() {
 			cg[++ncg] = g " " $1 " " line
 			next
 		}
+		FILENAME == "sample.stats" && $1 == "@dev" { dev = $2; next }
+		FILENAME == "sample.stats" && NF { stats[++nstats] = dev " " $0; next }
 		FILENAME ~ /memory\.stat$/ && ($1 == "file_dirty" || $1 == "file_writeback") {
 			g = FILENAME; sub(/\/memory\.stat$/, "", g); sub(/.*\//, "", g); sub(cgp, "", g)
 			mem[g] = mem[g] " " $1 "=" $2
@@ -491,17 +502,16 @@ bench_sample() {
 			printf "%s %.2f disk %s\n", p, t, dk
 			for (i = 1; i <= ncg; i++) printf "%s %.2f cg %s\n", p, t, cg[i]
 			for (g in mem) printf "%s %.2f mem %s%s\n", p, t, g, mem[g]
-			ns = split(stats, sl, "|")
-			for (i = 1; i <= ns; i++) {
-				split(sl[i], w, " ")
-				if (w[2] ~ /^domain=/) printf "%s %.2f dom %s\n", p, t, sl[i]
+			for (i = 1; i <= nstats; i++) {
+				split(stats[i], w, " ")
+				if (w[2] ~ /^domain=/) printf "%s %.2f dom %s\n", p, t, stats[i]
 				else if (w[2] ~ /^group=/) {
 					id = substr(w[2], 7)
-					rest = sl[i]; sub(/^[^ ]+ /, "", rest)
+					rest = stats[i]; sub(/^[^ ]+ /, "", rest)
 					printf "%s %.2f gs %s %s %s\n", p, t, (id in name) ? name[id] : id, w[1], rest
 				}
 			}
-		}' /proc/uptime /proc/stat "$NB_SYS/stat" $_cgfiles
+		}' /proc/uptime /proc/stat "$NB_SYS/stat" $_cgfiles sample.stats
 }
 
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
