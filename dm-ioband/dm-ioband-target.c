@@ -131,8 +131,27 @@ struct ioband_open_stats {
 	u64 sectors[IOBAND_NR_DIRS];
 };
 
+/*
+ * A CPU's last answers of ioband_cgroup_group(), by cgroup id: a task
+ * sends bio after bio from one cgroup, and a hit costs a comparison where
+ * a miss walks up the cgroup's ancestors through the group table. An
+ * answer holds while @generation is the target's groups_generation, which
+ * every attach and detach bumps. Cgroup ids are never reused.
+ */
+#define IOBAND_CLASS_CACHE_SLOTS	4
+
+struct ioband_class_cache {
+	struct {
+		u64 cgroup_id;
+		struct ioband_group *group;
+		unsigned long generation;
+	} slot[IOBAND_CLASS_CACHE_SLOTS];
+};
+
 struct ioband_c {
 	struct dm_target *ti;
+	struct mapped_device *md;	/* ti's, for map's checks */
+	struct gendisk *disk;		/* md's */
 	struct dm_dev *dev;
 	struct ioband_domain *domain;
 	/* The table's knobs, the domain's from the table's first resume. */
@@ -157,6 +176,12 @@ struct ioband_c {
 	 */
 	struct rhashtable group_index;
 	bool group_index_ready;
+	/*
+	 * Bumped under groups_lock after every change of group_index
+	 * (release), read before a lookup in it (acquire).
+	 */
+	unsigned long groups_generation;
+	struct ioband_class_cache __percpu *class_cache;
 
 	/* Under domain->lock. */
 	unsigned int type_index;	/* ioband_parse_group_type()'s */
@@ -187,11 +212,21 @@ struct ioband_group_entry {
 	struct rcu_head rcu;
 };
 
+/* A u64 compared as such, not through an out-of-line memcmp(). */
+static int ioband_group_index_cmp(struct rhashtable_compare_arg *arg,
+				  const void *obj)
+{
+	const struct ioband_group_entry *entry = obj;
+
+	return entry->group.id != *(const u64 *)arg->key;
+}
+
 static const struct rhashtable_params ioband_group_index_params = {
 	.key_len = sizeof(u64),
 	.key_offset = offsetof(struct ioband_group_entry, group.id),
 	.head_offset = offsetof(struct ioband_group_entry, node),
 	.automatic_shrinking = true,
+	.obj_cmpfn = ioband_group_index_cmp,
 };
 
 /*
@@ -253,7 +288,7 @@ static enum ioband_group_type ioband_type(const struct ioband_c *ic)
 
 static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
 {
-	struct mapped_device *md = dm_table_get_md(ti->table);
+	const struct ioband_c *ic = ti->private;
 	void *tio = (char *)clone - IOBAND_TIO_CLONE;
 	struct bio *orig;
 	void *io;
@@ -266,10 +301,10 @@ static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
 	if (!io ||
 	    ioband_dm_field(unsigned short, io, IOBAND_IO_MAGIC) !=
 	    IOBAND_DM_IO_MAGIC ||
-	    ioband_dm_field(struct mapped_device *, io, IOBAND_IO_MD) != md)
+	    ioband_dm_field(struct mapped_device *, io, IOBAND_IO_MD) != ic->md)
 		return NULL;
 	orig = ioband_dm_field(struct bio *, io, IOBAND_IO_ORIG_BIO);
-	if (!orig || !orig->bi_bdev || orig->bi_bdev->bd_disk != dm_disk(md))
+	if (!orig || !orig->bi_bdev || orig->bi_bdev->bd_disk != ic->disk)
 		return NULL;
 	return orig;
 }
@@ -277,10 +312,10 @@ static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
 /* dm blocks new IO of @ti's device for a suspend. */
 static bool ioband_md_blocks_io(struct dm_target *ti)
 {
-	struct mapped_device *md = dm_table_get_md(ti->table);
+	const struct ioband_c *ic = ti->private;
 
 	return test_bit(IOBAND_DMF_BLOCK_IO_FOR_SUSPEND,
-			&ioband_dm_field(unsigned long, md, IOBAND_MD_FLAGS));
+			&ioband_dm_field(unsigned long, ic->md, IOBAND_MD_FLAGS));
 }
 #else
 #define IOBAND_WRITEBACK_ATTRIBUTION	"task"
@@ -361,6 +396,43 @@ static struct ioband_group *ioband_cgroup_group(struct ioband_c *ic,
 	return &ic->groups.default_group;
 }
 
+/* ioband_cgroup_group(), through this CPU's class_cache. */
+static struct ioband_group *ioband_cgroup_group_cached(struct ioband_c *ic,
+							 struct cgroup *cgrp)
+{
+	u64 id = cgroup_id(cgrp);
+	unsigned int i = id % IOBAND_CLASS_CACHE_SLOTS;
+	struct ioband_class_cache *cache;
+	struct ioband_group *group;
+	unsigned long generation;
+
+	/* Pairs with ioband_groups_changed(): a lookup sees what it bumped. */
+	generation = smp_load_acquire(&ic->groups_generation);
+	cache = get_cpu_ptr(ic->class_cache);
+	if (cache->slot[i].cgroup_id == id &&
+	    cache->slot[i].generation == generation) {
+		group = cache->slot[i].group;
+	} else {
+		group = ioband_cgroup_group(ic, cgrp);
+		cache->slot[i].cgroup_id = id;
+		cache->slot[i].group = group;
+		cache->slot[i].generation = generation;
+	}
+	put_cpu_ptr(ic->class_cache);
+	return group;
+}
+
+/*
+ * Every CPU's cached answers are stale: @ic's group_index changed. Under
+ * groups_lock; the change is visible before the new generation is.
+ */
+static void ioband_groups_changed(struct ioband_c *ic)
+{
+	lockdep_assert_held(&ic->groups_lock);
+	/* Pairs with ioband_cgroup_group_cached()'s acquire. */
+	smp_store_release(&ic->groups_generation, ic->groups_generation + 1);
+}
+
 /*
  * The group that @bio, a read or write, is charged to. Types other than
  * cgroup look at the submitting task: writeback by the flusher is not
@@ -383,7 +455,7 @@ static struct ioband_group *ioband_classify(struct dm_target *ti,
 	case IOBAND_TYPE_CGROUP:
 		css = ioband_bio_css(ti, bio);
 		if (css)
-			return ioband_cgroup_group(ic, css->cgroup);
+			return ioband_cgroup_group_cached(ic, css->cgroup);
 		return &ic->groups.default_group;
 	case IOBAND_TYPE_UID:
 		id = from_kuid(&init_user_ns, current_uid());
@@ -1205,6 +1277,7 @@ static void ioband_dtr(struct dm_target *ti)
 	}
 	mutex_destroy(&ic->groups_lock);
 	free_percpu(ic->default_open_stats);
+	free_percpu(ic->class_cache);
 	if (ic->dev)
 		dm_put_device(ti, ic->dev);
 	kfree(ic);
@@ -1309,9 +1382,17 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	init_waitqueue_head(&ic->applied_wait);
 	INIT_WORK(&ic->drain_work, ioband_drain_work);
 	INIT_LIST_HEAD(&ic->domain_node);
+	ic->md = dm_table_get_md(ti->table);
+	ic->disk = dm_disk(ic->md);
 	ic->default_open_stats = alloc_percpu(struct ioband_open_stats);
 	if (!ic->default_open_stats) {
 		ti->error = "Cannot allocate the default group";
+		ret = -ENOMEM;
+		goto bad;
+	}
+	ic->class_cache = alloc_percpu(struct ioband_class_cache);
+	if (!ic->class_cache) {
+		ti->error = "Cannot allocate the group cache";
 		ret = -ENOMEM;
 		goto bad;
 	}
@@ -1320,7 +1401,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ic->stats_start_ns = ktime_get_ns();
 	ic->type_index = table.type_index;
 	ic->params = table.params;
-	ic->flusher_fn = dm_disk(dm_table_get_md(ti->table))->bdi->wb.dwork.work.func;
+	ic->flusher_fn = ic->disk->bdi->wb.dwork.work.func;
 
 	/* Sized for the table's groups; it grows with later attaches. */
 	index_params.nelem_hint = table.nr_groups;
@@ -1820,6 +1901,8 @@ ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 		spin_unlock_irqrestore(&domain->lock, flags);
 		fault = IOBAND_FAULT_NO_MEMORY;
 	}
+	if (!fault)
+		ioband_groups_changed(ic);
 	mutex_unlock(&ic->groups_lock);
 	if (fault)
 		ioband_free_entry(entry);
@@ -1848,6 +1931,7 @@ ioband_message_detach(struct ioband_c *ic, const struct ioband_message *msg)
 		entry = container_of(group, struct ioband_group_entry, group);
 		rhashtable_remove_fast(&ic->group_index, &entry->node,
 				       ioband_group_index_params);
+		ioband_groups_changed(ic);
 		spin_lock_irqsave(&domain->lock, flags);
 		__ioband_detach(ic, group);
 		spin_unlock_irqrestore(&domain->lock, flags);

@@ -2,7 +2,9 @@
 # O_DIRECT reads from two cgroups are counted to the right groups, and the
 # reads of cgroups below an attached one, not attached themselves, to it.
 # (cgroup v2 keeps processes out of a cgroup whose children have
-# controllers, so dr-a's IO comes from its children.)
+# controllers, so dr-a's IO comes from its children.) Groups attached and
+# detached by message take over their cgroups' next reads at once, though
+# map remembers each CPU's last answers (ioband_cgroup_group_cached()).
 . /ioband/lib.sh
 set -eu
 
@@ -36,6 +38,20 @@ assert_eq "$(reads -1)" "0 0" "reads and read sectors of the default group"
 fio --name=r --filename=/dev/mapper/dr --direct=1 --rw=randread --bs=4k \
 	--number_ios=50 --size=128M --output=/dev/null
 assert_eq "$(reads -1)" "50 400" "reads of the default group after root reads"
+
+# dr-a/y attached: dr-a/y/z's reads, dr-a's until now, are its.
+y=$(cg_id dr-a/y)
+dmsetup message dr 0 attach "$y:200"
+read_direct dr-a/y/z 100
+assert_eq "$(reads "$y")" "100 800" "reads of dr-a/y, attached after dr-a/y/z read"
+assert_eq "$(reads "$a")" "1200 9600" "reads of dr-a once dr-a/y is attached"
+# Detached: dr-a's again; dr-a detached too: the default group's.
+dmsetup message dr 0 detach "$y"
+read_direct dr-a/y/z 100
+assert_eq "$(reads "$a")" "1300 10400" "reads of dr-a once dr-a/y is detached"
+dmsetup message dr 0 detach "$a"
+read_direct dr-a/x 100
+assert_eq "$(reads -1)" "150 1200" "reads of the default group once dr-a is detached"
 
 dmsetup remove dr
 remove_nullb dr
