@@ -572,23 +572,24 @@
  * 1 x 32 81.3% and 72.1% against 73.6% and 63.1%
  * (bench/results/inline-completion.md, with the ranges).
  *
- * The rest is the path itself, and it is why two groups still fall short
- * of dm-linear there. In scratch runs on 6.1 (two groups at 1 x 32, six
- * runs of each variant interleaved with dm-linear's in one boot), sending
- * every bio down at once as if it were urgent, still classified, charged
- * and counted, got 79% of dm-linear's IOPS (73-86%); a map that only
- * remapped, 93% (82-104%). That is about 4 us of CPU per bio of the 40 us
- * the guest spends on each IO. A profile of the guest with the window
- * open (perf, 2 groups at 1 x 32, the lock taken with interrupts on for
- * the profile's sake, so that samples land inside it) splits ioband's
- * 10% of all samples into: spinning for the domain's lock, which every
- * submission and completion takes from both vCPUs, 2.7%; the group's
- * lookup 1.4%; map's and end_io's own code 1.9%; the core's submit and
- * complete 1.5%; the clock 0.9%. No one of them is the 10%. A device
- * that outruns its CPUs needs a path that takes no shared lock while the
- * window is open, as iocost commits a bio's cost with an atomic add while
- * its group is within budget and locks only to make it wait; that is not
- * built.
+ * The rest was the path itself. A profile then (perf in the guest, two
+ * groups at 1 x 32) put ioband at 10% of the samples: spinning for the
+ * domain's lock, which every submission and completion took from both
+ * vCPUs, 2.7%; the group's lookup 1.4%; map's and end_io's own code 1.9%;
+ * the core's submit and complete 1.5%; the clock 0.9%. With the window
+ * open, a bio now goes down past the scheduler (section 14), as iocost
+ * lets a bio within its group's budget go with an atomic add: no lock, no
+ * clock, and mostly the group of this CPU's last answer for its cgroup.
+ * Measured the same way (bench/run-overhead --profile, in
+ * bench/results/profile.md), ioband's own functions now cost 0.9 us of
+ * CPU an IO on 6.1 and 0.6 us on 6.12, about 2% of what an IO takes in
+ * this guest. Its runs there still took about 4 us an IO more than
+ * dm-linear's (82% to 94% of its IOPS), most of it outside ioband's
+ * code: fio's own code, which ioband does not touch, took 15% to 25%
+ * more CPU per IO in them. What slows the guest around ioband's IO is
+ * not found. It is not steady: the same profile of the module before
+ * the per-CPU answers found fio 5% faster in ioband's runs on 6.12, and
+ * ioband at 80% and 128% of dm-linear's IOPS.
  *
  * 16. What nobody may wait for, and what costs by size
  *
