@@ -481,8 +481,9 @@
  * three 64-step divisions. A bio that goes down past the scheduler while
  * the window is open costs a group lookup (mostly this CPU's last answer
  * for its cgroup) and two per-CPU additions, and its completion a test
- * that it was inline: no lock, no shared write, no clock read. Its group is not held for it: detached meanwhile, it is
- * freed after a grace period, and the bio was counted already.
+ * that it was inline: no lock, no shared write, no clock read. Its group
+ * is not held for it: detached meanwhile, it is freed after a grace
+ * period, and the bio was counted already.
  * Fairness: D in section 2 is the window over the smallest item, plus
  * one. Latency: an urgent or a newcomer's bio waits behind at most a
  * window, about twice the device's unloaded latency.
