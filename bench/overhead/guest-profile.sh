@@ -6,9 +6,13 @@
 # PROFILE_REPS times, the two back to back in alternating order. Once a
 # run's IO is under way, perf samples both vCPUs for 10 s (cpu-clock at
 # 1,000 Hz: a TCG guest has no PMU), and the null_blk's reads completed
-# over those 10 s give the IOPS. Prints "@@PROFILE <device> <rep> <IOPS>"
-# per run, then "@@SYM <device> <rep> <percent> kernel|user <symbol>" per
-# symbol of its samples. Needs perf in the guest (IOBAND_EXTRA_BINARIES).
+# over those 10 s give the IOPS. Prints "@@WINDOW <device> <rep>
+# start|end" around those 10 s (bench/overhead/qemu-cpu.py measures the
+# host CPU that QEMU had in them), "@@IRQ <device> <rep>" with the
+# interrupt counts before and after them, "@@PROFILE <device> <rep>
+# <IOPS>" per run, then "@@SYM <device> <rep> <percent> kernel|user
+# <symbol>" per symbol of its samples. Needs perf in the guest
+# (IOBAND_EXTRA_BINARIES).
 . /ioband/lib.sh
 set -eu
 
@@ -25,6 +29,13 @@ cg_create prof-b
 ib_table="0 $size ioband $dev prof 0 0 cgroup weight 0 :100 $(cg_id prof-a):100 $(cg_id prof-b):100"
 
 reads() { awk '{ print $1 }' "$stat"; }
+# The timer, rescheduling, function-call and TLB-shootdown interrupts,
+# summed over the CPUs.
+interrupts() {
+	awk '$1 ~ /^(LOC|RES|CAL|TLB):$/ {
+		n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i
+		printf "%s%s=%d", sep, substr($1, 1, 3), n; sep = " " }' /proc/interrupts
+}
 
 profile() { # DEVICE REP
 	case $1 in
@@ -42,10 +53,14 @@ profile() { # DEVICE REP
 	wait_io "$dev" prof-a
 	wait_io "$dev" prof-b
 	sleep 1
+	_i0=$(interrupts)
 	_r0=$(reads)
+	echo "@@WINDOW $1 $2 start"
 	perf record -q -a -F 1000 -o "/tmp/perf.$1.$2" -- sleep 10 >/dev/null 2>&1 ||
 		fail "perf record failed"
+	echo "@@WINDOW $1 $2 end"
 	_r1=$(reads)
+	echo "@@IRQ $1 $2 $_i0 $(interrupts)"
 	# shellcheck disable=SC2086 # one pid a word
 	stop_fio $_pids
 	dm_remove prof-dm

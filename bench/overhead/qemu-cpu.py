@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""How much host CPU the guest's QEMU had in each of the guest's windows.
+
+  qemu-cpu.py LOG OUT ANCESTOR
+
+Follows LOG, the console of a guest that bench/run-overhead --profile
+started (process ANCESTOR is an ancestor of its QEMU), until that QEMU
+exits. At each "@@WINDOW <device> <rep> start|end" line of the guest, it
+reads the CPU time of all of QEMU's threads from /proc; for each window it
+writes "@@HOST <device> <rep> <QEMU's CPU-seconds> <wall seconds>" to OUT.
+
+A TCG guest's clock is the host's: its CPU time per IO grows if the host
+gives its vCPU threads less time, not only if the guest runs more code.
+These figures tell the two apart. The console line arrives within 0.1 s
+of the guest printing it; over a window of 10 s, that is within 2%.
+"""
+import os
+import sys
+import time
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def children():
+    """Each process's parent pid, from /proc."""
+    parent = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        parent[int(pid)] = int(stat[stat.rindex(")") + 2:].split()[1])
+    return parent
+
+
+def find_qemu(ancestor):
+    """The pid of a qemu-system process below ancestor, or None."""
+    parent = children()
+    for pid in parent:
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if not f.read().startswith("qemu-system"):
+                    continue
+        except OSError:
+            continue
+        up = pid
+        while up > 1 and up in parent:
+            up = parent[up]
+            if up == ancestor:
+                return pid
+    return None
+
+
+def cpu_seconds(pid):
+    """User and system CPU time of all of pid's threads, in seconds."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / TICKS
+
+
+def main():
+    log, out, ancestor = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    qemu = None
+    while qemu is None:
+        qemu = find_qemu(ancestor)
+        time.sleep(0.1)
+    start = {}
+    pos = 0
+    with open(out, "w") as report:
+        while os.path.exists(f"/proc/{qemu}"):
+            try:
+                with open(log, "rb") as f:
+                    f.seek(pos)
+                    lines = f.readlines()
+            except FileNotFoundError:
+                lines = []
+            # A line still being written is read again next time.
+            if lines and not lines[-1].endswith(b"\n"):
+                lines.pop()
+            pos += sum(map(len, lines))
+            for line in lines:
+                fields = line.decode(errors="replace").split()
+                if "@@WINDOW" not in fields:
+                    continue
+                device, rep, what = fields[fields.index("@@WINDOW") + 1:][:3]
+                try:
+                    now = (cpu_seconds(qemu), time.monotonic())
+                except OSError:
+                    break
+                if what == "start":
+                    start[device, rep] = now
+                elif (device, rep) in start:
+                    cpu0, wall0 = start.pop((device, rep))
+                    print(f"@@HOST {device} {rep} {now[0] - cpu0:.2f} "
+                          f"{now[1] - wall0:.2f}", file=report, flush=True)
+            time.sleep(0.1)
+
+
+if __name__ == "__main__":
+    main()
