@@ -582,15 +582,15 @@
  * lets a bio within its group's budget go with an atomic add: no lock, no
  * clock, and mostly the group of this CPU's last answer for its cgroup.
  * Measured the same way (bench/run-overhead --profile, in
- * bench/results/profile.md), ioband's own functions now cost 0.9 us of
- * CPU an IO on 6.1 and 0.6 us on 6.12, about 2% of what an IO takes in
- * this guest. Its runs there still took about 4 us an IO more than
- * dm-linear's (82% to 94% of its IOPS), most of it outside ioband's
- * code: fio's own code, which ioband does not touch, took 15% to 25%
- * more CPU per IO in them. What slows the guest around ioband's IO is
- * not found. It is not steady: the same profile of the module before
- * the per-CPU answers found fio 5% faster in ioband's runs on 6.12, and
- * ioband at 80% and 128% of dm-linear's IOPS.
+ * bench/results/profile.md), ioband's own functions now cost 0.65 us of
+ * CPU an IO on 6.1 and 0.35 us on 6.12, 3% and 2% of what an IO takes
+ * in this guest. Its IOs there still took 4% and 12% more CPU than
+ * dm-linear's, most of it outside ioband's code: fio's own code, which
+ * ioband does not touch, took 5% and 12% more per IO. QEMU had the same
+ * host CPU in both devices' runs and the guest the same interrupts, so
+ * the time is the guest's own. Where it goes is not found, and it is not
+ * steady: earlier profiles found fio 15% to 25% slower in ioband's runs,
+ * and once 5% faster.
  *
  * 16. What nobody may wait for, and what costs by size
  *
