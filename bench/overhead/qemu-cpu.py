@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """How much host CPU the guest's QEMU had in each of the guest's windows.
 
-  qemu-cpu.py LOG OUT ANCESTOR
+  qemu-cpu.py LOG OUT PIDFILE
 
 Follows LOG, the console of a guest that bench/run-overhead --profile
-started (process ANCESTOR is an ancestor of its QEMU), until that QEMU
-exits. At each "@@WINDOW <device> <rep> start|end" line of the guest, it
+started (its QEMU writes its pid to PIDFILE: tests/vm/run --pidfile),
+until that QEMU exits. At each "@@WINDOW <device> <rep> start|end" line of the guest, it
 reads the CPU time of all of QEMU's threads from /proc; for each window it
 writes "@@HOST <device> <rep> <QEMU's CPU-seconds> <wall seconds>" to OUT.
 
@@ -21,35 +21,17 @@ import time
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def children():
-    """Each process's parent pid, from /proc."""
-    parent = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+def wait_for_pid(pidfile):
+    """The pid QEMU writes to pidfile (tests/vm/run --pidfile)."""
+    while True:
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        parent[int(pid)] = int(stat[stat.rindex(")") + 2:].split()[1])
-    return parent
-
-
-def find_qemu(ancestor):
-    """The pid of a qemu-system process below ancestor, or None."""
-    parent = children()
-    for pid in parent:
-        try:
-            with open(f"/proc/{pid}/comm") as f:
-                if not f.read().startswith("qemu-system"):
-                    continue
-        except OSError:
-            continue
-        up = pid
-        while up > 1 and up in parent:
-            up = parent[up]
-            if up == ancestor:
-                return pid
-    return None
+            with open(pidfile) as f:
+                pid = f.read().strip()
+            if pid:
+                return int(pid)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.1)
 
 
 def cpu_seconds(pid):
@@ -67,11 +49,8 @@ def cpu_seconds(pid):
 
 
 def main():
-    log, out, ancestor = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    qemu = None
-    while qemu is None:
-        qemu = find_qemu(ancestor)
-        time.sleep(0.1)
+    log, out, pidfile = sys.argv[1:4]
+    qemu = wait_for_pid(pidfile)
     start = {}
     pos = 0
     with open(out, "w") as report:
