@@ -1,26 +1,38 @@
 #!/bin/sh
 # Where the guest's CPU goes per IO, through dm-linear and through ioband
-# (bench/run-overhead --profile): the uncapped scenario's load, 4 KiB
-# random reads from an uncapped null_blk by two cgroups (weight 100 each
-# in ioband's table), one fio of iodepth 32 in each. Each device runs
+# (bench/run-overhead --profile and --icount): the uncapped scenario's load,
+# 4 KiB random reads from an uncapped null_blk by two cgroups (weight 100
+# each in ioband's table), one fio of iodepth 32 in each. Each device runs
 # PROFILE_REPS times, the two back to back in alternating order. Once a
-# run's IO is under way, perf samples both vCPUs for 10 s (cpu-clock at
-# 1,000 Hz: a TCG guest has no PMU), and the null_blk's reads completed
-# over those 10 s give the IOPS. Prints "@@WINDOW <device> <rep>
-# start|end" around those 10 s (bench/overhead/qemu-cpu.py measures the
-# host CPU that QEMU had in them), "@@IRQ <device> <rep>" with the
-# interrupt counts before and after them, "@@PROFILE <device> <rep>
-# <IOPS>" per run, then "@@SYM <device> <rep> <percent> kernel|user
-# <symbol>" per symbol of its samples. Needs perf in the guest
-# (IOBAND_EXTRA_BINARIES).
+# run's IO is under way, a window of 10 s starts: "@@WINDOW <device> <rep>
+# start|end" around it (the host's watcher, bench/overhead/window-watch.py,
+# measures QEMU's host CPU in it, and the guest's instructions when the
+# icount plugin counts them), then "@@IRQ <device> <rep>" with the
+# interrupt counts before and after it, "@@READS <device> <rep> <reads>"
+# with the null_blk's reads completed in it, and "@@PROFILE <device> <rep>
+# <IOPS>".
+# PROFILE_SAMPLER=perf (default): perf samples both vCPUs over the window
+# (cpu-clock at 1,000 Hz: a TCG guest has no PMU), and "@@SYM <device>
+# <rep> <percent> kernel|user <symbol>" follows per symbol of its samples.
+# Needs perf in the guest (IOBAND_EXTRA_BINARIES).
+# PROFILE_SAMPLER=none: the window is only timed; at the end, the kernel's
+# and modules' text symbols, gzipped and in base64, one "@@KSYMS <line>"
+# each, for the plugin's addresses.
 . /ioband/lib.sh
 set -eu
 
 REPS=${PROFILE_REPS:-2}
-command -v perf >/dev/null || fail "no perf in the guest (IOBAND_EXTRA_BINARIES=/usr/bin/perf)"
-# Kernel and module symbols for perf report, from /proc/kallsyms.
+SAMPLER=${PROFILE_SAMPLER:-perf}
+case $SAMPLER in
+perf)
+	command -v perf >/dev/null ||
+		fail "no perf in the guest (IOBAND_EXTRA_BINARIES=/usr/bin/perf)"
+	echo -1 >/proc/sys/kernel/perf_event_paranoid ;;
+none) ;;
+*) fail "PROFILE_SAMPLER is perf or none, not $SAMPLER" ;;
+esac
+# Kernel and module symbols' addresses in /proc/kallsyms.
 echo 0 >/proc/sys/kernel/kptr_restrict
-echo -1 >/proc/sys/kernel/perf_event_paranoid
 dev=$(make_nullb prof 1024)
 size=$(blockdev --getsz "$dev")
 stat=/sys/dev/block/$(dev_majmin "$dev")/stat
@@ -56,15 +68,21 @@ profile() { # DEVICE REP
 	_i0=$(interrupts)
 	_r0=$(reads)
 	echo "@@WINDOW $1 $2 start"
-	perf record -q -a -F 1000 -o "/tmp/perf.$1.$2" -- sleep 10 >/dev/null 2>&1 ||
-		fail "perf record failed"
-	echo "@@WINDOW $1 $2 end"
+	if [ "$SAMPLER" = perf ]; then
+		perf record -q -a -F 1000 -o "/tmp/perf.$1.$2" -- sleep 10 >/dev/null 2>&1 ||
+			fail "perf record failed"
+	else
+		sleep 10
+	fi
 	_r1=$(reads)
+	echo "@@WINDOW $1 $2 end"
 	echo "@@IRQ $1 $2 $_i0 $(interrupts)"
 	# shellcheck disable=SC2086 # one pid a word
 	stop_fio $_pids
 	dm_remove prof-dm
+	echo "@@READS $1 $2 $((_r1 - _r0))"
 	echo "@@PROFILE $1 $2 $(((_r1 - _r0) / 10))"
+	[ "$SAMPLER" = perf ] || return 0
 	perf report -i "/tmp/perf.$1.$2" --stdio --no-children --sort sym \
 		--percent-limit 0 2>/dev/null |
 		awk -v d="$1" -v r="$2" '$1 ~ /%$/ && $2 ~ /^\[.\]$/ {
@@ -87,3 +105,7 @@ while [ "$rep" -le "$REPS" ]; do
 	rep=$((rep + 1))
 done
 remove_nullb prof
+if [ "$SAMPLER" = none ]; then
+	awk '$2 ~ /^[tT]$/ { print $1, $3, $4 }' /proc/kallsyms | gzip -c | base64 |
+		sed 's/^/@@KSYMS /'
+fi

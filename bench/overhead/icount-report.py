@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""The guest's instructions per IO, through dm-linear and through ioband.
+
+  icount-report.py LOG DIR
+
+LOG is the console of a guest that ran bench/overhead/guest-profile.sh with
+PROFILE_SAMPLER=none: "@@READS <device> <rep> <reads>" per run and the
+kernel's text symbols, gzipped, in base64 lines "@@KSYMS <line>". DIR holds
+icount-plugin.c's snapshots "<device>.<rep>.start|end", taken as each run's
+window started and ended (bench/overhead/window-watch.py). Prints, in
+markdown, each run's instructions per IO, kernel and user space, and the
+symbols whose instructions per IO differ between the two devices.
+"""
+import base64
+import bisect
+import collections
+import gzip
+import os
+import statistics
+import sys
+
+DEVICES = ("linear", "ioband")
+# Symbols listed: those whose instructions per IO differ by at least this.
+MIN_DIFFERENCE = 3
+
+
+def read_log(path):
+    """The reads of each run, and the kernel's symbols, from the console."""
+    reads, encoded = {}, []
+    for line in open(path, errors="replace"):
+        fields = line.split()
+        if "@@READS" in fields and len(fields) >= fields.index("@@READS") + 4:
+            device, rep, n = fields[fields.index("@@READS") + 1:][:3]
+            reads[device, rep] = int(n)
+        elif "@@KSYMS" in fields and len(fields) > fields.index("@@KSYMS") + 1:
+            encoded.append(fields[fields.index("@@KSYMS") + 1])
+    if not encoded:
+        sys.exit("icount-report: no @@KSYMS in the guest's console")
+    symbols = []
+    text = gzip.decompress(base64.b64decode("".join(encoded))).decode()
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and not fields[1].startswith("__pfx_"):
+            symbols.append((int(fields[0], 16), " ".join(fields[1:])))
+    symbols.sort()
+    return reads, symbols
+
+
+def read_snapshot(path):
+    """Kernel and user totals, and the instructions by block address."""
+    blocks = collections.Counter()
+    with open(path) as f:
+        _, kernel, _, user = f.readline().split()
+        for line in f:
+            address, insns, runs = line.split()
+            blocks[int(address, 16)] += int(insns) * int(runs)
+    return int(kernel), int(user), blocks
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    reads, symbols = read_log(sys.argv[1])
+    starts = [address for address, _ in symbols]
+
+    def symbol_of(address):
+        if address < 1 << 63:
+            return "(user space)"
+        i = bisect.bisect_right(starts, address) - 1
+        return symbols[i][1] if i >= 0 else "(unknown)"
+
+    per_io = collections.defaultdict(list)  # device: (kernel, user) per run
+    by_symbol = {device: collections.Counter() for device in DEVICES}
+    print("| device | run | reads in 10 s (under the plugin) | kernel / IO | user space / IO | total / IO |")
+    print("|---|---|---|---|---|---|")
+    for (device, rep), n in sorted(reads.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        base = os.path.join(sys.argv[2], f"{device}.{rep}")
+        k0, u0, b0 = read_snapshot(base + ".start")
+        k1, u1, b1 = read_snapshot(base + ".end")
+        kernel, user = (k1 - k0) / n, (u1 - u0) / n
+        per_io[device].append((kernel, user))
+        runs = sum(1 for d, _ in reads if d == device)
+        for address, insns in b1.items():
+            by_symbol[device][symbol_of(address)] += (insns - b0[address]) / n / runs
+        print(f"| {device} | {rep} | {n} | {kernel:.0f} | {user:.0f} | {kernel + user:.0f} |")
+    print()
+    total = {}
+    for device in DEVICES:
+        totals = [k + u for k, u in per_io[device]]
+        total[device] = statistics.mean(totals)
+        print(f"- {device}: {total[device]:.0f} instructions an IO "
+              f"({min(totals):.0f}-{max(totals):.0f}), of which the kernel's "
+              f"{statistics.mean(k for k, _ in per_io[device]):.0f} and user space's "
+              f"{statistics.mean(u for _, u in per_io[device]):.0f}")
+    own = sum(n for s, n in by_symbol["ioband"].items() if s.endswith("[dm_ioband]"))
+    print(f"- ioband costs {total['ioband'] - total['linear']:+.0f} instructions an IO, "
+          f"{100 * (total['ioband'] / total['linear'] - 1):+.1f}%; its module's own "
+          f"functions execute {own:.0f} of them")
+    print()
+    print(f"The symbols whose instructions per IO differ by at least {MIN_DIFFERENCE}:")
+    print()
+    print("| symbol | dm-linear / IO | ioband / IO | difference |")
+    print("|---|---|---|---|")
+    names = set(by_symbol["linear"]) | set(by_symbol["ioband"])
+    diff = {s: by_symbol["ioband"][s] - by_symbol["linear"][s] for s in names}
+    for s, d in sorted(diff.items(), key=lambda kv: -kv[1]):
+        if abs(d) >= MIN_DIFFERENCE:
+            print(f"| `{s}` | {by_symbol['linear'][s]:.1f} | {by_symbol['ioband'][s]:.1f} | {d:+.1f} |")
+
+
+if __name__ == "__main__":
+    main()
