@@ -50,11 +50,14 @@ def read_snapshot(path):
     """Kernel and user totals, and the instructions by block address."""
     blocks = collections.Counter()
     with open(path) as f:
-        _, kernel, _, user = f.readline().split()
+        fields = f.readline().split()
+        totals = dict(zip(fields[::2], map(int, fields[1::2])))
+        if totals["missed"]:
+            sys.exit(f"icount-report: {path}: {totals['missed']} blocks not counted")
         for line in f:
             address, insns, runs = line.split()
             blocks[int(address, 16)] += int(insns) * int(runs)
-    return int(kernel), int(user), blocks
+    return totals["kernel"], totals["user"], blocks
 
 
 def main():
@@ -87,15 +90,15 @@ def main():
     total = {}
     for device in DEVICES:
         totals = [k + u for k, u in per_io[device]]
-        total[device] = statistics.mean(totals)
-        print(f"- {device}: {total[device]:.0f} instructions an IO "
+        total[device] = statistics.median(totals)
+        print(f"- {device}: {total[device]:.0f} instructions an IO, the median of the runs "
               f"({min(totals):.0f}-{max(totals):.0f}), of which the kernel's "
-              f"{statistics.mean(k for k, _ in per_io[device]):.0f} and user space's "
-              f"{statistics.mean(u for _, u in per_io[device]):.0f}")
+              f"{statistics.median(k for k, _ in per_io[device]):.0f} and user space's "
+              f"{statistics.median(u for _, u in per_io[device]):.0f}")
     own = sum(n for s, n in by_symbol["ioband"].items() if s.endswith("[dm_ioband]"))
     print(f"- ioband costs {total['ioband'] - total['linear']:+.0f} instructions an IO, "
-          f"{100 * (total['ioband'] / total['linear'] - 1):+.1f}%; its module's own "
-          f"functions execute {own:.0f} of them")
+          f"{100 * (total['ioband'] / total['linear'] - 1):+.1f}% (medians); its module's own "
+          f"functions execute {own:.0f} of them (mean of the runs)")
     print()
     print(f"The symbols whose instructions per IO differ by at least {MIN_DIFFERENCE}:")
     print()
