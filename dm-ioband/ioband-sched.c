@@ -586,11 +586,20 @@
  * CPU an IO on 6.1 and 0.35 us on 6.12, 3% and 2% of what an IO takes
  * in this guest. Its IOs there still took 4% and 12% more CPU than
  * dm-linear's, most of it outside ioband's code: fio's own code, which
- * ioband does not touch, took 5% and 12% more per IO. QEMU had the same
- * host CPU in both devices' runs and the guest the same interrupts, so
- * the time is the guest's own. Where it goes is not found, and it is not
- * steady: earlier profiles found fio 15% to 25% slower in ioband's runs,
- * and once 5% faster.
+ * ioband does not touch, took 5% and 12% more per IO. Counted in
+ * instructions instead, which depend neither on the host nor on how fast
+ * TCG runs them (bench/run-overhead --icount, QEMU counting them:
+ * bench/results/icount.md), an IO through ioband runs 279 more than
+ * through dm-linear on 6.1 and 296 more on 6.12, 2.4% and 2.5%: 225 and
+ * 224 in ioband's functions, the rest in dm's for a target with per-bio
+ * data, an end_io and a largest IO. fio runs the same instructions an IO
+ * through both. Yet in those counted runs ioband still got only 88% and
+ * 91% of dm-linear's reads: TCG spent more host time on each guest
+ * instruction in ioband's runs (in the profile's runs, QEMU had the same
+ * host CPU for both devices, and the guest the same interrupts). Where,
+ * this host cannot tell (it has no PMU), and it is not steady: earlier
+ * profiles found fio 15% to 25% slower in ioband's runs, and once 5%
+ * faster.
  *
  * 16. What nobody may wait for, and what costs by size
  *
