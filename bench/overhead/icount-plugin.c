@@ -11,11 +11,10 @@
  * costs no contention between them (one shared counter made the guest
  * 12 times slower, and how much slower depended on how busy both vCPUs
  * were). When a file DIR/request appears holding a NAME, the plugin
- * writes DIR/NAME: "kernel K user U", the instructions run so far in the
- * kernel's half of the address space (the top bit set) and in user
- * space's, then "<address> <instructions> <runs>" for each block that has
- * run, and removes the request. Two such snapshots around a window give
- * the instructions per IO and, by the guest's symbols, where they went.
+ * writes DIR/NAME: "missed M", the translations it could not count, then
+ * "<address> <instructions> <runs>" for each block that has run, and
+ * removes the request. Two such snapshots around a window give the
+ * instructions per IO and, by the guest's symbols, where they went.
  *
  * Debian's QEMU ships no plugin header: the few declarations below are
  * those of QEMU's include/qemu/qemu-plugin.h at API version 1 (QEMU 4.2 to
@@ -134,7 +133,7 @@ static void block_translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 static void write_snapshot(const char *name)
 {
 	uint32_t i, n = atomic_load(&nr_blocks);
-	uint64_t *block_runs, total[2] = { 0, 0 };
+	uint64_t *block_runs;
 	char path[4096];
 	FILE *out;
 	int vcpu;
@@ -154,10 +153,8 @@ static void write_snapshot(const char *name)
 		block_runs[i] = 0;
 		for (vcpu = 0; vcpu < nr_vcpus; vcpu++)
 			block_runs[i] += ((volatile uint64_t *)runs[vcpu])[i];
-		total[blocks[i].address >> 63] += block_runs[i] * blocks[i].insns;
 	}
-	fprintf(out, "kernel %" PRIu64 " user %" PRIu64 " missed %" PRIu64 "\n",
-		total[1], total[0], atomic_load(&blocks_missed));
+	fprintf(out, "missed %" PRIu64 "\n", atomic_load(&blocks_missed));
 	for (i = 0; i < n; i++)
 		if (block_runs[i])
 			fprintf(out, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n",

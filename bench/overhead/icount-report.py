@@ -47,17 +47,23 @@ def read_log(path):
 
 
 def read_snapshot(path):
-    """Kernel and user totals, and the instructions by block address."""
+    """The instructions run so far, by block address."""
     blocks = collections.Counter()
     with open(path) as f:
-        fields = f.readline().split()
-        totals = dict(zip(fields[::2], map(int, fields[1::2])))
-        if totals["missed"]:
-            sys.exit(f"icount-report: {path}: {totals['missed']} blocks not counted")
+        missed = int(f.readline().split()[1])
+        if missed:
+            sys.exit(f"icount-report: {path}: {missed} blocks not counted")
         for line in f:
             address, insns, runs = line.split()
             blocks[int(address, 16)] += int(insns) * int(runs)
-    return totals["kernel"], totals["user"], blocks
+    return blocks
+
+
+def split_by_space(blocks):
+    """The instructions in the kernel's half of the address space (the top
+    bit set), and in user space's."""
+    kernel = sum(n for address, n in blocks.items() if address >> 63)
+    return kernel, sum(blocks.values()) - kernel
 
 
 def main():
@@ -67,7 +73,7 @@ def main():
     starts = [address for address, _ in symbols]
 
     def symbol_of(address):
-        if address < 1 << 63:
+        if not address >> 63:
             return "(user space)"
         i = bisect.bisect_right(starts, address) - 1
         return symbols[i][1] if i >= 0 else "(unknown)"
@@ -76,15 +82,15 @@ def main():
     by_symbol = {device: collections.Counter() for device in DEVICES}
     print("| device | run | reads in 10 s (under the plugin) | kernel / IO | user space / IO | total / IO |")
     print("|---|---|---|---|---|---|")
+    runs = collections.Counter(device for device, _ in reads)
     for (device, rep), n in sorted(reads.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         base = os.path.join(sys.argv[2], f"{device}.{rep}")
-        k0, u0, b0 = read_snapshot(base + ".start")
-        k1, u1, b1 = read_snapshot(base + ".end")
-        kernel, user = (k1 - k0) / n, (u1 - u0) / n
+        window = read_snapshot(base + ".end")
+        window.subtract(read_snapshot(base + ".start"))
+        kernel, user = (n_insns / n for n_insns in split_by_space(window))
         per_io[device].append((kernel, user))
-        runs = sum(1 for d, _ in reads if d == device)
-        for address, insns in b1.items():
-            by_symbol[device][symbol_of(address)] += (insns - b0[address]) / n / runs
+        for address, insns in window.items():
+            by_symbol[device][symbol_of(address)] += insns / n / runs[device]
         print(f"| {device} | {rep} | {n} | {kernel:.0f} | {user:.0f} | {kernel + user:.0f} |")
     print()
     total = {}
