@@ -42,6 +42,7 @@
 #include <linux/blkdev.h>
 #include <linux/cgroup.h>
 #include <linux/cred.h>
+#include <linux/hash.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
@@ -132,17 +133,23 @@ struct ioband_open_stats {
 };
 
 /*
- * A CPU's last answers of ioband_cgroup_group(), by cgroup id: a task
- * sends bio after bio from one cgroup, and a hit costs a comparison where
- * a miss walks up the cgroup's ancestors through the group table. An
- * answer holds while @generation is the target's groups_generation, which
- * every attach and detach bumps. Cgroup ids are never reused.
+ * A CPU's last answers of ioband_cgroup_group(), by io css: a task sends
+ * bio after bio from one cgroup, and a hit costs two comparisons where a
+ * miss walks up the cgroup's ancestors through the group table. A css is
+ * known by its address and its serial number, which is never reused, as a
+ * freed css's memory may be another's later. Keyed so, a hit reads only
+ * the css, not its cgroup and the cgroup's kernfs node, where the
+ * cgroup's id is: two more cache lines on every bio. An answer holds
+ * while @generation is the target's groups_generation, which every attach
+ * and detach bumps.
  */
-#define IOBAND_CLASS_CACHE_SLOTS	4
+#define IOBAND_CLASS_CACHE_BITS		2
+#define IOBAND_CLASS_CACHE_SLOTS	(1 << IOBAND_CLASS_CACHE_BITS)
 
 struct ioband_class_cache {
 	struct {
-		u64 cgroup_id;
+		const struct cgroup_subsys_state *css;
+		u64 serial_nr;
 		struct ioband_group *group;
 		unsigned long generation;
 	} slot[IOBAND_CLASS_CACHE_SLOTS];
@@ -185,6 +192,7 @@ struct ioband_c {
 
 	/* Under domain->lock. */
 	unsigned int type_index;	/* ioband_parse_group_type()'s */
+	enum ioband_group_type type;	/* type_index's, for map */
 	bool suspended;			/* presuspend to resume: holds nothing */
 	bool blocked;			/* __ioband_find_blocked(): holds nothing */
 	struct list_head domain_node;	/* in domain->targets */
@@ -252,7 +260,7 @@ struct ioband_bio {
  */
 static enum ioband_group_type ioband_type(const struct ioband_c *ic)
 {
-	return ioband_group_type_of(READ_ONCE(ic->type_index));
+	return READ_ONCE(ic->type);
 }
 
 /*
@@ -396,12 +404,12 @@ static struct ioband_group *ioband_cgroup_group(struct ioband_c *ic,
 	return &ic->groups.default_group;
 }
 
-/* ioband_cgroup_group(), through this CPU's class_cache. */
-static struct ioband_group *ioband_cgroup_group_cached(struct ioband_c *ic,
-							 struct cgroup *cgrp)
+/* ioband_cgroup_group() of @css's cgroup, through this CPU's class_cache. */
+static struct ioband_group *
+ioband_cgroup_group_cached(struct ioband_c *ic,
+			   const struct cgroup_subsys_state *css)
 {
-	u64 id = cgroup_id(cgrp);
-	unsigned int i = id % IOBAND_CLASS_CACHE_SLOTS;
+	unsigned int i = hash_ptr(css, IOBAND_CLASS_CACHE_BITS);
 	struct ioband_class_cache *cache;
 	struct ioband_group *group;
 	unsigned long generation;
@@ -409,12 +417,14 @@ static struct ioband_group *ioband_cgroup_group_cached(struct ioband_c *ic,
 	/* Pairs with ioband_groups_changed(): a lookup sees what it bumped. */
 	generation = smp_load_acquire(&ic->groups_generation);
 	cache = get_cpu_ptr(ic->class_cache);
-	if (cache->slot[i].cgroup_id == id &&
+	if (cache->slot[i].css == css &&
+	    cache->slot[i].serial_nr == css->serial_nr &&
 	    cache->slot[i].generation == generation) {
 		group = cache->slot[i].group;
 	} else {
-		group = ioband_cgroup_group(ic, cgrp);
-		cache->slot[i].cgroup_id = id;
+		group = ioband_cgroup_group(ic, css->cgroup);
+		cache->slot[i].css = css;
+		cache->slot[i].serial_nr = css->serial_nr;
 		cache->slot[i].group = group;
 		cache->slot[i].generation = generation;
 	}
@@ -455,7 +465,7 @@ static struct ioband_group *ioband_classify(struct dm_target *ti,
 	case IOBAND_TYPE_CGROUP:
 		css = ioband_bio_css(ti, bio);
 		if (css)
-			return ioband_cgroup_group_cached(ic, css->cgroup);
+			return ioband_cgroup_group_cached(ic, css);
 		return &ic->groups.default_group;
 	case IOBAND_TYPE_UID:
 		id = from_kuid(&init_user_ns, current_uid());
@@ -1400,6 +1410,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ic->groups.default_group.entity.weight = IOBAND_DEFAULT_WEIGHT;
 	ic->stats_start_ns = ktime_get_ns();
 	ic->type_index = table.type_index;
+	ic->type = ioband_group_type_of(table.type_index);
 	ic->params = table.params;
 	ic->flusher_fn = ic->disk->bdi->wb.dwork.work.func;
 
@@ -1994,10 +2005,12 @@ ioband_message_type(struct ioband_c *ic, const struct ioband_message *msg)
 
 	mutex_lock(&ic->groups_lock);
 	spin_lock_irqsave(&ic->domain->lock, flags);
-	if (ic->groups.nr_groups)
+	if (ic->groups.nr_groups) {
 		fault = IOBAND_FAULT_BUSY;
-	else
+	} else {
 		ic->type_index = msg->value;
+		WRITE_ONCE(ic->type, ioband_group_type_of(msg->value));
+	}
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
 	mutex_unlock(&ic->groups_lock);
 	return fault;
