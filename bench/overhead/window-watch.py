@@ -1,17 +1,19 @@
 #!/usr/bin/python3
 """What the host sees of each of the guest's windows.
 
-  window-watch.py LOG OUT PIDFILE [ICOUNT_DIR]
+  window-watch.py LOG OUT PIDFILE [--icount DIR | --perf DIR]
 
 Follows LOG, the console of a guest that bench/run-overhead --profile or
 --icount started (its QEMU writes its pid to PIDFILE: tests/vm/run
 --pidfile), until that QEMU exits. At each "@@WINDOW <device> <rep>
 start|end" line of the guest, it reads the CPU time of all of QEMU's
 threads from /proc; for each window it writes "@@HOST <device> <rep>
-<QEMU's CPU-seconds> <wall seconds>" to OUT. With ICOUNT_DIR, the guest's
+<QEMU's CPU-seconds> <wall seconds>" to OUT. With --icount, the guest's
 QEMU runs bench/overhead/icount-plugin.c, and at each such line it also
 asks the plugin for a snapshot of the guest's instruction counts, named
-"<device>.<rep>.start|end", and waits until the plugin has taken it.
+"<device>.<rep>.start|end", and waits until the plugin has taken it. With
+--perf, host perf samples QEMU's threads over each window (cpu-clock,
+2,000 Hz) into DIR/<device>.<rep>.data.
 
 A TCG guest's clock is the host's: its CPU time per IO grows if the host
 gives its vCPU threads less time, not only if the guest runs more code.
@@ -20,6 +22,8 @@ These figures tell the two apart. The console line is seen within about
 0.4%.
 """
 import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -68,13 +72,30 @@ def snapshot(icount_dir, name):
         time.sleep(0.001)
 
 
+def start_perf(perf_dir, name, pid):
+    """Host perf sampling QEMU's threads into PERF_DIR/NAME.data."""
+    return subprocess.Popen(
+        ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-p", str(pid),
+         "-o", os.path.join(perf_dir, name + ".data")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_perf(recorder):
+    recorder.send_signal(signal.SIGINT)
+    if recorder.wait() not in (0, -signal.SIGINT):
+        sys.exit("window-watch: perf record failed")
+
+
 def main():
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) not in (4, 6) or \
+            (len(sys.argv) == 6 and sys.argv[4] not in ("--icount", "--perf")):
         sys.exit(__doc__)
     log, out, pidfile = sys.argv[1:4]
-    icount_dir = sys.argv[4] if len(sys.argv) == 5 else None
+    icount_dir = sys.argv[5] if sys.argv[4:5] == ["--icount"] else None
+    perf_dir = sys.argv[5] if sys.argv[4:5] == ["--perf"] else None
     qemu = wait_for_pid(pidfile)
     start = {}
+    recorders = {}
     pos = 0
     with open(out, "w") as report:
         while os.path.exists(f"/proc/{qemu}"):
@@ -95,6 +116,10 @@ def main():
                 device, rep, what = fields[fields.index("@@WINDOW") + 1:][:3]
                 if icount_dir:
                     snapshot(icount_dir, f"{device}.{rep}.{what}")
+                if perf_dir and what == "start":
+                    recorders[device, rep] = start_perf(perf_dir, f"{device}.{rep}", qemu)
+                elif perf_dir and (device, rep) in recorders:
+                    stop_perf(recorders.pop((device, rep)))
                 try:
                     now = (cpu_seconds(qemu), time.monotonic())
                 except OSError:
