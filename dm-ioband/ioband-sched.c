@@ -596,10 +596,19 @@
  * through both. Yet in those counted runs ioband still got only 88% and
  * 91% of dm-linear's reads: TCG spent more host time on each guest
  * instruction in ioband's runs (in the profile's runs, QEMU had the same
- * host CPU for both devices, and the guest the same interrupts). Where,
- * this host cannot tell (it has no PMU), and it is not steady: earlier
- * profiles found fio 15% to 25% slower in ioband's runs, and once 5%
- * faster.
+ * host CPU for both devices, and the guest the same interrupts). Where
+ * shows on the host, with a QEMU that names the guest code of each block
+ * it translated (bench/run-overhead --host-profile: Debian 13's QEMU with
+ * -perfmap, in bench/results/host-profile.md). The largest part is QEMU
+ * finding the next translated block where it could not chain one to the
+ * next, at a return, an indirect call or a jump to another page: 0.36 us
+ * more an IO on 6.1 and 0.63 us on 6.12, more than ioband's own code
+ * takes (0.21 and 0.19 us). A bio through ioband takes more such jumps:
+ * dm calls a target's map and end_io indirectly, but linear_map()
+ * directly, and every call out of ioband's code returns through a
+ * lookup. A CPU predicts such jumps in a few cycles. Against that, runs
+ * of one device differ by up to 21% there, on the host's side as much as
+ * in the guest's code.
  *
  * 16. What nobody may wait for, and what costs by size
  *
