@@ -604,11 +604,11 @@
  * next, at a return, an indirect call or a jump to another page: 0.36 us
  * more an IO on 6.1 and 0.63 us on 6.12, more than ioband's own code
  * takes (0.21 and 0.19 us). A bio through ioband takes more such jumps:
- * dm calls a target's map and end_io indirectly, but linear_map()
- * directly, and every call out of ioband's code returns through a
- * lookup. A CPU predicts such jumps in a few cycles. Against that, runs
- * of one device differ by up to 21% there, on the host's side as much as
- * in the guest's code.
+ * dm calls ioband's map and end_io through pointers (dm-linear has no
+ * end_io, and 6.12 calls linear_map() directly), and every call out of
+ * ioband's code returns through a lookup. A CPU predicts such jumps in
+ * a few cycles. Against that, runs of one device differ by up to 21%
+ * there, on the host's side as much as in the guest's code.
  *
  * 16. What nobody may wait for, and what costs by size
  *
