@@ -1,23 +1,24 @@
 #!/bin/sh
 # Where the guest's CPU goes per IO, through dm-linear and through ioband
-# (bench/run-overhead --profile and --icount): the uncapped scenario's load,
-# 4 KiB random reads from an uncapped null_blk by two cgroups (weight 100
-# each in ioband's table), one fio of iodepth 32 in each. Each device runs
-# PROFILE_REPS times, the two back to back in alternating order. Once a
-# run's IO is under way, a window of 10 s starts: "@@WINDOW <device> <rep>
-# start|end" around it (the host's watcher, bench/overhead/window-watch.py,
-# measures QEMU's host CPU in it, and the guest's instructions when the
-# icount plugin counts them), then "@@IRQ <device> <rep>" with the
-# interrupt counts before and after it, "@@READS <device> <rep> <reads>"
-# with the null_blk's reads completed in it, and "@@PROFILE <device> <rep>
-# <IOPS>".
+# (bench/run-overhead --profile, --icount and --host-profile): the uncapped
+# scenario's load, 4 KiB random reads from an uncapped null_blk by two
+# cgroups (weight 100 each in ioband's table), one fio of iodepth 32 in
+# each. Each device runs PROFILE_REPS times, the two back to back in
+# alternating order. Once a run's IO is under way, a window of 10 s starts:
+# "@@WINDOW <device> <rep> start|end" around it (the host's watcher,
+# bench/overhead/window-watch.py, measures QEMU's host CPU in it, and the
+# guest's instructions or the host's samples of QEMU when asked), then
+# "@@IRQ <device> <rep>" with the interrupt counts before and after it,
+# "@@READS <device> <rep> <reads>" with the null_blk's reads completed in
+# it, and "@@PROFILE <device> <rep> <IOPS>".
 # PROFILE_SAMPLER=perf (default): perf samples both vCPUs over the window
 # (cpu-clock at 1,000 Hz: a TCG guest has no PMU), and "@@SYM <device>
 # <rep> <percent> kernel|user <symbol>" follows per symbol of its samples.
 # Needs perf in the guest (IOBAND_EXTRA_BINARIES).
 # PROFILE_SAMPLER=none: the window is only timed; at the end, the kernel's
 # and modules' text symbols, gzipped and in base64, one "@@KSYMS <line>"
-# each, for the plugin's addresses.
+# each, for the plugin's and the host profile's guest addresses
+# (bench/overhead/guest_console.py reads them).
 . /ioband/lib.sh
 set -eu
 

@@ -14,16 +14,15 @@ the function), QEMU's own functions (by its exported symbols: a static
 function shows as the exported one before it, with its offset), and the
 host's kernel.
 """
-import base64
-import bisect
 import collections
 import glob
-import gzip
 import os
 import re
 import statistics
 import subprocess
 import sys
+
+from guest_console import Symbols, read_console
 
 HZ = 2000
 # QEMU's functions that find the next translated block for a guest jump
@@ -39,30 +38,6 @@ TLB_FILL = {"tlb_set_page_full", "tlb_set_page_with_attrs", "x86_cpu_tlb_fill",
             "cpu_asidx_from_attrs", "get_pg_mode"}
 
 
-class Symbols:
-    """Address to name, by the nearest symbol at or below it."""
-
-    def __init__(self, pairs):
-        self.pairs = sorted(pairs)
-        self.addrs = [a for a, _ in self.pairs]
-
-    def nearest(self, addr):
-        i = bisect.bisect_right(self.addrs, addr) - 1
-        return self.pairs[i] if i >= 0 else (0, "?")
-
-
-def guest_symbols(log):
-    """The guest's kernel and module text symbols (@@KSYMS lines)."""
-    data = "".join(line.split("@@KSYMS ", 1)[1].strip()
-                   for line in open(log, errors="replace") if "@@KSYMS " in line)
-    pairs = []
-    for line in gzip.decompress(base64.b64decode(data)).decode().splitlines():
-        f = line.split()
-        if len(f) >= 2 and not f[1].startswith("__pfx_"):
-            pairs.append((int(f[0], 16), " ".join(f[1:])))
-    return Symbols(pairs)
-
-
 def qemu_symbols(root):
     """QEMU's exported symbols (Debian's binary keeps no others)."""
     out = subprocess.run(["nm", "-D", "--defined-only",
@@ -70,17 +45,6 @@ def qemu_symbols(root):
                          capture_output=True, text=True, check=True).stdout
     return Symbols((int(f[0], 16), f[2]) for f in map(str.split, out.splitlines())
                    if len(f) == 3 and f[1] in "tTwW" and int(f[0], 16))
-
-
-def reads_of(log):
-    """The null_blk's reads completed in each run's window."""
-    reads = {}
-    for line in open(log, errors="replace"):
-        f = line.split()
-        if "@@READS" in f:
-            i = f.index("@@READS")
-            reads[f[i + 1], f[i + 2]] = int(f[i + 3])
-    return reads
 
 
 def samples(data, root):
@@ -103,12 +67,13 @@ def classify(mode, sym, guest, qemu):
         addr = int(m.group(1), 16)
         if addr < 1 << 63:
             return "guest user", "user space"
-        name = guest.nearest(addr)[1]
+        symbol = guest.nearest(addr)
+        name = symbol[1] if symbol else "(unknown)"
         return ("guest ioband" if "[dm_ioband]" in name else "guest kernel"), name
     m = re.match(r"0x([0-9a-f]+)$", sym)
     if m:
         addr = int(m.group(1), 16)
-        base, name = qemu.nearest(addr)
+        base, name = qemu.nearest(addr) or (0, "(unknown)")
         if addr - base >= 0x400:
             name = f"{name}+{addr - base:#x}"
     else:
@@ -128,8 +93,8 @@ def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
     log, perf_dir, root = sys.argv[1:]
-    guest, qemu = guest_symbols(log), qemu_symbols(root)
-    reads = reads_of(log)
+    reads, guest = read_console(log, "host-report")
+    qemu = qemu_symbols(root)
     by_cat = {}  # run: category: host us per IO
     by_name = collections.defaultdict(lambda: collections.defaultdict(float))
     runs = collections.defaultdict(list)  # device: runs

@@ -11,39 +11,16 @@ window started and ended (bench/overhead/window-watch.py). Prints, in
 markdown, each run's instructions per IO, kernel and user space, and the
 symbols whose instructions per IO differ between the two devices.
 """
-import base64
-import bisect
 import collections
-import gzip
 import os
 import statistics
 import sys
 
+from guest_console import read_console
+
 DEVICES = ("linear", "ioband")
 # Symbols listed: those whose instructions per IO differ by at least this.
 MIN_DIFFERENCE = 3
-
-
-def read_log(path):
-    """The reads of each run, and the kernel's symbols, from the console."""
-    reads, encoded = {}, []
-    for line in open(path, errors="replace"):
-        fields = line.split()
-        if "@@READS" in fields and len(fields) >= fields.index("@@READS") + 4:
-            device, rep, n = fields[fields.index("@@READS") + 1:][:3]
-            reads[device, rep] = int(n)
-        elif "@@KSYMS" in fields and len(fields) > fields.index("@@KSYMS") + 1:
-            encoded.append(fields[fields.index("@@KSYMS") + 1])
-    if not encoded:
-        sys.exit("icount-report: no @@KSYMS in the guest's console")
-    symbols = []
-    text = gzip.decompress(base64.b64decode("".join(encoded))).decode()
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) >= 2 and not fields[1].startswith("__pfx_"):
-            symbols.append((int(fields[0], 16), " ".join(fields[1:])))
-    symbols.sort()
-    return reads, symbols
 
 
 def read_snapshot(path):
@@ -69,14 +46,13 @@ def split_by_space(blocks):
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    reads, symbols = read_log(sys.argv[1])
-    starts = [address for address, _ in symbols]
+    reads, symbols = read_console(sys.argv[1], "icount-report")
 
     def symbol_of(address):
         if not address >> 63:
             return "(user space)"
-        i = bisect.bisect_right(starts, address) - 1
-        return symbols[i][1] if i >= 0 else "(unknown)"
+        symbol = symbols.nearest(address)
+        return symbol[1] if symbol else "(unknown)"
 
     per_io = collections.defaultdict(list)  # device: (kernel, user) per run
     by_symbol = {device: collections.Counter() for device in DEVICES}

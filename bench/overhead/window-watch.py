@@ -3,8 +3,8 @@
 
   window-watch.py LOG OUT PIDFILE [--icount DIR | --perf DIR]
 
-Follows LOG, the console of a guest that bench/run-overhead --profile or
---icount started (its QEMU writes its pid to PIDFILE: tests/vm/run
+Follows LOG, the console of a guest that bench/run-overhead --profile,
+--icount or --host-profile started (its QEMU writes its pid to PIDFILE: tests/vm/run
 --pidfile), until that QEMU exits. At each "@@WINDOW <device> <rep>
 start|end" line of the guest, it reads the CPU time of all of QEMU's
 threads from /proc; for each window it writes "@@HOST <device> <rep>
