@@ -649,10 +649,12 @@
  * waits in map before adding more: the rest of its pages stay dirty,
  * where both limits see them, every group's flusher keeps running, and
  * every group keeps a backlog here, where its weight acts. The same four
- * groups then split 3.89:1.99:1.01:1 in bytes under `weight`
- * (4.00:2.00:1.00:1 in IOs, what `weight` counts) and 4.00:2.00:1.00:1
- * under `weight-iosize`, at 100% of dm-linear's throughput (medians of
- * three boots, bench/results/6.1/bench.md).
+ * groups then split 4.00:2.00:1.00:1 in bytes under `weight-iosize` and
+ * 4.00:2.00:1.00:1 in IOs under `weight`, which counts IOs, at 99% to
+ * 100% of dm-linear's throughput (medians of three boots,
+ * bench/results/6.1/bench.md). In bytes `weight` gave them
+ * 3.38:1.86:1.00:1 there: the heavy group's flusher sends smaller bios,
+ * by an amount that changes from boot to boot.
  *
  * Only a group's own flusher waits, and only for its own group: the
  * glue waits in the work item of the bdi_writeback whose cgroup owns the
