@@ -294,7 +294,8 @@ static enum ioband_group_type ioband_type(const struct ioband_c *ic)
 #define ioband_dm_field(type, base, offset) \
 	(*(type *)((char *)(base) + (offset)))
 
-static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
+static __always_inline struct bio *ioband_orig_bio(struct dm_target *ti,
+						   struct bio *clone)
 {
 	const struct ioband_c *ic = ti->private;
 	void *tio = (char *)clone - IOBAND_TIO_CLONE;
@@ -345,11 +346,12 @@ static bool ioband_md_blocks_io(struct dm_target *ti)
 
 /*
  * The io controller's css that owns @bio, the one io.stat charges. The
- * caller holds rcu_read_lock(): the current task's css is only stable
- * under it (the original bio pins its own).
+ * caller is in an RCU read-side section, rcu_read_lock() or one with
+ * preemption disabled: the current task's css is only stable inside one
+ * (the original bio pins its own).
  */
-static struct cgroup_subsys_state *ioband_bio_css(struct dm_target *ti,
-						  struct bio *bio)
+static __always_inline struct cgroup_subsys_state *
+ioband_bio_css(struct dm_target *ti, struct bio *bio)
 {
 	struct cgroup_subsys_state *css = NULL;
 	struct bio *orig = ioband_orig_bio(ti, bio);
@@ -357,7 +359,8 @@ static struct cgroup_subsys_state *ioband_bio_css(struct dm_target *ti,
 	if (orig)
 		css = bio_blkcg_css(orig);
 	if (!css)
-		css = task_css(current, io_cgrp_id);
+		css = task_css_check(current, io_cgrp_id,
+				     rcu_read_lock_any_held());
 	return css;
 }
 
@@ -367,16 +370,17 @@ static struct ioband_group_entry *ioband_entry_of(struct ioband_group *group)
 }
 
 /*
- * The attached group @id of @ic, or NULL. Under rcu_read_lock(), which
- * keeps a group that a detach takes out meanwhile in memory
- * (ioband_free_group_rcu()), or under groups_lock or domain->lock, either of
- * which a detach needs before it lets the group go.
+ * The attached group @id of @ic, or NULL. In an RCU read-side section
+ * (rcu_read_lock() or preemption disabled), which keeps a group that a
+ * detach takes out meanwhile in memory (ioband_free_group_rcu()), or under
+ * groups_lock or domain->lock, either of which a detach needs before it
+ * lets the group go.
  */
 static struct ioband_group *ioband_find_group(struct ioband_c *ic, u64 id)
 {
 	struct ioband_group_entry *entry;
 
-	RCU_LOCKDEP_WARN(!rcu_read_lock_held() &&
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held() &&
 			 !lockdep_is_held(&ic->groups_lock) &&
 			 !lockdep_is_held(&ic->domain->lock),
 			 "ioband group lookup without RCU or a lock of ioband's");
@@ -405,7 +409,7 @@ static struct ioband_group *ioband_cgroup_group(struct ioband_c *ic,
 }
 
 /* ioband_cgroup_group() of @css's cgroup, through this CPU's class_cache. */
-static struct ioband_group *
+static __always_inline struct ioband_group *
 ioband_cgroup_group_cached(struct ioband_c *ic,
 			   const struct cgroup_subsys_state *css)
 {
@@ -444,29 +448,15 @@ static void ioband_groups_changed(struct ioband_c *ic)
 }
 
 /*
- * The group that @bio, a read or write, is charged to. Types other than
- * cgroup look at the submitting task: writeback by the flusher is not
- * charged to the writer under them. Under rcu_read_lock(); without
- * domain->lock too (ioband_map_open()), a group attached or detached
- * meanwhile may be missed or found.
+ * The group of the task that submits a bio, under type uid, gid, pid or
+ * pgrp: writeback by the flusher is not charged to the writer under them.
  */
-static struct ioband_group *ioband_classify(struct dm_target *ti,
-					    struct bio *bio)
+static struct ioband_group *ioband_task_group(struct ioband_c *ic)
 {
-	struct ioband_c *ic = ti->private;
-	struct cgroup_subsys_state *css;
 	struct ioband_group *group;
 	u64 id;
 
-	if (!READ_ONCE(ic->groups.nr_groups))
-		return &ic->groups.default_group;
-
 	switch (ioband_type(ic)) {
-	case IOBAND_TYPE_CGROUP:
-		css = ioband_bio_css(ti, bio);
-		if (css)
-			return ioband_cgroup_group_cached(ic, css);
-		return &ic->groups.default_group;
 	case IOBAND_TYPE_UID:
 		id = from_kuid(&init_user_ns, current_uid());
 		break;
@@ -484,6 +474,30 @@ static struct ioband_group *ioband_classify(struct dm_target *ti,
 	}
 	group = ioband_find_group(ic, id);
 	return group ? group : &ic->groups.default_group;
+}
+
+/*
+ * The group that @bio, a read or write, is charged to. In an RCU read-side
+ * section (ioband_find_group()); without domain->lock too
+ * (ioband_map_open()), a group attached or detached meanwhile may be
+ * missed or found. Inline, with the original bio's lookup: each call that
+ * the open window's path makes costs about as much as this function's own
+ * work on a device that the CPU keeps up with only just (section 14).
+ */
+static __always_inline struct ioband_group *
+ioband_classify(struct dm_target *ti, struct bio *bio)
+{
+	struct ioband_c *ic = ti->private;
+	struct cgroup_subsys_state *css;
+
+	if (!READ_ONCE(ic->groups.nr_groups))
+		return &ic->groups.default_group;
+	if (ioband_type(ic) != IOBAND_TYPE_CGROUP)
+		return ioband_task_group(ic);
+	css = ioband_bio_css(ti, bio);
+	if (css)
+		return ioband_cgroup_group_cached(ic, css);
+	return &ic->groups.default_group;
 }
 
 /*
@@ -565,7 +579,10 @@ static void ioband_free_entry_rcu(struct rcu_head *head)
 	ioband_free_entry(container_of(head, struct ioband_group_entry, rcu));
 }
 
-/* Frees detached @group once no lookup under RCU can be using it. */
+/*
+ * Frees detached @group once no lookup under RCU can be using it, nor one
+ * with preemption disabled (ioband_map_open()): call_rcu() waits for both.
+ */
 static void ioband_free_group_rcu(struct ioband_group *group)
 {
 	call_rcu(&ioband_entry_of(group)->rcu, ioband_free_entry_rcu);
@@ -1487,12 +1504,17 @@ static bool ioband_map_open(struct dm_target *ti, struct bio *bio,
 		return false;
 	ib->open = true;
 	ib->dispatcher = current;
-	/* RCU keeps a group that a detach takes out meanwhile in memory. */
-	rcu_read_lock();
+	/*
+	 * A group that a detach takes out meanwhile stays in memory: the RCU
+	 * grace period before it is freed waits for code that runs with
+	 * preemption disabled too. On a preemptible kernel, unlike
+	 * rcu_read_lock(), that costs no call, and the counts need it anyway.
+	 */
+	rcu_read_lock_sched();
 	open_stats = ioband_open_stats_of(ic, ioband_classify(ti, bio));
-	this_cpu_inc(open_stats->ios[dir]);
-	this_cpu_add(open_stats->sectors[dir], bio_sectors(bio));
-	rcu_read_unlock();
+	__this_cpu_inc(open_stats->ios[dir]);
+	__this_cpu_add(open_stats->sectors[dir], bio_sectors(bio));
+	rcu_read_unlock_sched();
 	return true;
 }
 
