@@ -481,9 +481,12 @@
  * three 64-step divisions. A bio that goes down past the scheduler while
  * the window is open costs a group lookup (mostly this CPU's last answer
  * for its cgroup) and two per-CPU additions, and its completion a test
- * that it was inline: no lock, no shared write, no clock read. Its group
- * is not held for it: detached meanwhile, it is freed after a grace
- * period, and the bio was counted already.
+ * that it was inline: no lock, no shared write, no clock read, and no
+ * call but dm's for the per-bio data and blk-cgroup's for the bio's
+ * cgroup. Its group is not held for it: detached meanwhile, it is freed
+ * after a grace period, which waits for the lookup and the count, done
+ * with preemption disabled (rcu_read_lock() would be two calls on a
+ * preemptible kernel), and the bio was counted already.
  * Fairness: D in section 2 is the window over the smallest item, plus
  * one. Latency: an urgent or a newcomer's bio waits behind at most a
  * window, about twice the device's unloaded latency.
@@ -589,12 +592,14 @@
  * ioband does not touch, took 5% and 12% more per IO. Counted in
  * instructions instead, which depend neither on the host nor on how fast
  * TCG runs them (bench/run-overhead --icount, QEMU counting them:
- * bench/results/icount.md), an IO through ioband runs 279 more than
- * through dm-linear on 6.1 and 296 more on 6.12, 2.4% and 2.5%: 225 and
- * 224 in ioband's functions, the rest in dm's for a target with per-bio
- * data, an end_io and a largest IO. fio runs the same instructions an IO
- * through both. Yet in those counted runs ioband still got only 88% and
- * 91% of dm-linear's reads: TCG spent more host time on each guest
+ * bench/results/icount.md), an IO through ioband ran 303 more than
+ * through dm-linear on 6.1 and 290 more on 6.12, 2.6% and 2.4%, and with
+ * the lookup inline and no rcu_read_lock() (above) 222 and 266 more,
+ * 1.9% and 2.2%: 187 and 186 in ioband's functions, the rest in dm's for
+ * a target with per-bio data, an end_io and a largest IO. fio runs the
+ * same instructions an IO through both. Yet in the counted runs at
+ * dacb84d ioband got only 88% and 91% of dm-linear's reads, for 2.4% and
+ * 2.5% more instructions: TCG spent more host time on each guest
  * instruction in ioband's runs (in the profile's runs, QEMU had the same
  * host CPU for both devices, and the guest the same interrupts). Where
  * shows on the host, with a QEMU that names the guest code of each block
