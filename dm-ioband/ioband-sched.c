@@ -593,27 +593,28 @@
  * instructions instead, which depend neither on the host nor on how fast
  * TCG runs them (bench/run-overhead --icount, QEMU counting them:
  * bench/results/icount.md), an IO through ioband ran 303 more than
- * through dm-linear on 6.1 and 290 more on 6.12, 2.6% and 2.4%, and with
- * the lookup inline and no rcu_read_lock() (above) 222 and 266 more,
- * 1.9% and 2.2%: 187 and 186 in ioband's functions, the rest in dm's for
- * a target with per-bio data, an end_io and a largest IO. fio runs the
- * same instructions an IO through both. Yet in the counted runs at
- * dacb84d ioband got only 88% and 91% of dm-linear's reads, for 2.4% and
- * 2.5% more instructions: TCG spent more host time on each guest
- * instruction in ioband's runs (in the profile's runs, QEMU had the same
- * host CPU for both devices, and the guest the same interrupts). Where
- * shows on the host, with a QEMU that names the guest code of each block
- * it translated (bench/run-overhead --host-profile: Debian 13's QEMU with
- * -perfmap, in bench/results/host-profile.md). The largest part is QEMU
- * finding the next translated block where it could not chain one to the
- * next, at a return, an indirect call or a jump to another page: 0.36 us
- * more an IO on 6.1 and 0.63 us on 6.12, more than ioband's own code
- * takes (0.21 and 0.19 us). A bio through ioband takes more such jumps:
- * dm calls ioband's map and end_io through pointers (dm-linear has no
- * end_io, and 6.12 calls linear_map() directly), and every call out of
- * ioband's code returns through a lookup. A CPU predicts such jumps in
- * a few cycles. Against that, runs of one device differ by up to 21%
- * there, on the host's side as much as in the guest's code.
+ * through dm-linear on 6.1 and 290 more on 6.12, 2.6% and 2.4%
+ * (icount-f574ec7.md), and with the lookup inline and no rcu_read_lock()
+ * (above) 222 and 266 more, 1.9% and 2.2%: 187 and 186 in ioband's
+ * functions, the rest in dm's for a target with per-bio data, an end_io
+ * and a largest IO. fio runs the same instructions an IO through both.
+ * Yet in the counted runs at dacb84d ioband got only 88% and 91% of
+ * dm-linear's reads, for 2.4% and 2.5% more instructions: TCG spent more
+ * host time on each guest instruction in ioband's runs (in the profile's
+ * runs, QEMU had the same host CPU for both devices, and the guest the
+ * same interrupts). Where shows on the host, with a QEMU that names the
+ * guest code of each block it translated (bench/run-overhead
+ * --host-profile: Debian 13's QEMU with -perfmap, in
+ * bench/results/host-profile.md). The largest part is QEMU finding the
+ * next translated block where it could not chain one to the next, at a
+ * return, an indirect call or a jump to another page: 0.36 us more an IO
+ * on 6.1 and 0.63 us on 6.12, more than ioband's own code takes (0.21 and
+ * 0.19 us). A bio through ioband takes more such jumps: dm calls ioband's
+ * map and end_io through pointers (dm-linear has no end_io, and 6.12
+ * calls linear_map() directly), and every call out of ioband's code
+ * returns through a lookup. A CPU predicts such jumps in a few cycles.
+ * Against that, runs of one device differ by up to 21% there, on the
+ * host's side as much as in the guest's code.
  *
  * 16. What nobody may wait for, and what costs by size
  *
