@@ -110,6 +110,12 @@ dm_remove() { # NAME
 	dmsetup remove --noudevsync "$1"
 }
 
+# domain_stat DEV NAME: the value of NAME in the first line (the bandwidth
+# domain's) of ioband device DEV's stats message.
+domain_stat() {
+	dmsetup message "$1" 0 stats | head -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
 # dev_sectors DEV: size of a block device in 512-byte sectors.
 dev_sectors() {
 	blockdev --getsz "$1"

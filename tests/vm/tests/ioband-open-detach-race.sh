@@ -27,10 +27,6 @@ a=$(cg_id od-a)
 b=$(cg_id od-b)
 dm_create od "0 $size ioband $dev od 0 0 cgroup weight 0 :100 $a:800 $b:100" >/dev/null
 
-stat_field() { # NAME: the domain's NAME in the stats message
-	dmsetup message od 0 stats | head -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-
 reads() { # GROUP_ID: "reads read_sectors" of that group in dmsetup status
 	dmsetup status od | awk -v id="$1" '{ for (i = 5; i + 6 <= NF; i += 7) if ($i == id) print $(i + 1), $(i + 3) }'
 }
@@ -45,7 +41,7 @@ for cg in od-a od-b; do
 	pids="$pids $!"
 done
 wait_io "$dev"
-periods0=$(stat_field window_periods)
+periods0=$(domain_stat od window_periods)
 ios0=$(_ios "$dev")
 
 readers_alive() { # any of the readers' fio still runs
@@ -76,8 +72,8 @@ wait "$churner_b" || fail "churning group $b failed"
 cycles_a=$(cat "churn-$a.count")
 cycles_b=$(cat "churn-$b.count")
 ios=$(($(_ios "$dev") - ios0))
-periods1=$(stat_field window_periods)
-inline=$(stat_field window_inline)
+periods1=$(domain_stat od window_periods)
+inline=$(domain_stat od window_inline)
 log "detach and attach cycles: $cycles_a of $a, $cycles_b of $b; $ios reads; window_inline $inline, window_periods $periods0 then $periods1"
 
 grep -q "err= 0" od-a.out || fail "fio in od-a: $(cat od-a.out)"

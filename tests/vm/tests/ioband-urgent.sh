@@ -63,10 +63,7 @@ cold_walk() { # print the walk's time in hundredths of a second
 	cg_run ur-m sh -c 'xargs stat <paths.txt >/dev/null'
 	echo $(($(uptime_cs) - t0))
 }
-domain_field() { # NAME: the domain's NAME in the stats message
-	dmsetup message ur 0 stats | head -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-urgent() { domain_field urgent; }
+urgent() { domain_stat ur urgent; }
 
 alone=$(cold_walk)
 cg_run ur-w fio --name=w --filename=/mnt/ur/big --rw=randwrite --bs=4k \
@@ -80,7 +77,7 @@ wait_for 30 writer_held
 u0=$(urgent)
 busy=$(cold_walk)
 u1=$(urgent)
-inline=$(domain_field window_inline)
+inline=$(domain_stat ur window_inline)
 stop
 trap - EXIT
 echo "cold walk: $busy cs beside the writer, $alone cs alone; urgent bios: $((u1 - u0)); window_inline $inline"

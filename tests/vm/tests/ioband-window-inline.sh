@@ -16,11 +16,6 @@
 . /ioband/lib.sh
 set -eu
 
-# stat_field DEV NAME: the domain's NAME in DEV's stats message.
-stat_field() {
-	dmsetup message "$1" 0 stats | head -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
-}
-
 # group_field DEV NAME: the default group's NAME in DEV's stats message.
 group_field() {
 	dmsetup message "$1" 0 stats | sed -n 's/^group=-1 //p' | tr ' ' '\n' |
@@ -34,8 +29,8 @@ sectors_read() { awk '{ print $3 }' "/sys/dev/block/$(dev_majmin "$1")/stat"; }
 # three periods more than PERIODS, or it is open (and measures none) and
 # the null_blk has completed 200 reads more than IOS.
 progressed() {
-	[ "$(stat_field "$1" window_periods)" -gt "$(($3 + 2))" ] && return 0
-	[ "$(stat_field "$1" window_inline)" = 1 ] &&
+	[ "$(domain_stat "$1" window_periods)" -gt "$(($3 + 2))" ] && return 0
+	[ "$(domain_stat "$1" window_inline)" = 1 ] &&
 		[ "$(($(_ios "$2") - $4))" -ge 200 ]
 }
 
@@ -59,17 +54,17 @@ measure() {
 	_pid=$!
 	wait_io "$_nb"
 	wait_for 10 progressed "$_name-ib" "$_nb" \
-		"$(stat_field "$_name-ib" window_periods)" "$(_ios "$_nb")"
-	inline0=$(stat_field "$_name-ib" window_inline)
-	full0=$(stat_field "$_name-ib" window_full)
-	periods0=$(stat_field "$_name-ib" window_periods)
+		"$(domain_stat "$_name-ib" window_periods)" "$(_ios "$_nb")"
+	inline0=$(domain_stat "$_name-ib" window_inline)
+	full0=$(domain_stat "$_name-ib" window_full)
+	periods0=$(domain_stat "$_name-ib" window_periods)
 	open0=$(group_field "$_name-ib" open_ios)
 	service0=$(group_field "$_name-ib" service_ns)
 	_ios0=$(_ios "$_nb")
 	wait_for 10 progressed "$_name-ib" "$_nb" "$periods0" "$_ios0"
-	inline1=$(stat_field "$_name-ib" window_inline)
-	full1=$(stat_field "$_name-ib" window_full)
-	periods1=$(stat_field "$_name-ib" window_periods)
+	inline1=$(domain_stat "$_name-ib" window_inline)
+	full1=$(domain_stat "$_name-ib" window_full)
+	periods1=$(domain_stat "$_name-ib" window_periods)
 	open1=$(group_field "$_name-ib" open_ios)
 	service1=$(group_field "$_name-ib" service_ns)
 	ios=$(($(_ios "$_nb") - _ios0))
