@@ -5,8 +5,9 @@
  * Plain C with no kernel calls, no allocation and no locks, so that the
  * same file is built into dm-ioband.ko and into the userspace tests and
  * simulator. The caller owns every structure and serialises all calls on
- * one struct ioband_sched (one spinlock per bandwidth domain). See
- * ioband-sched.c for the design.
+ * one struct ioband_sched (one spinlock per bandwidth domain). The design
+ * is Documentation/ioband-design.rst, whose sections the comments below
+ * cite as "section N".
  */
 #ifndef IOBAND_SCHED_H
 #define IOBAND_SCHED_H

@@ -16,7 +16,7 @@
  *   - for every two groups backlogged (holding items, or waiting) over a
  *     common interval, the gap between their normalised services
  *     (cost * 2^32 / weight, urgent debt included) stays within
- *     2 * credit + step_f + step_g, the bound of ioband-sched.c section
+ *     2 * credit + step_f + step_g, the bound of ioband-design.rst section
  *     2, plus the debt either had not yet paid at the interval's start
  *     or end (section 16);
  *   - urgent items are never held; every submitted item completes, and
@@ -546,7 +546,7 @@ static void generate_range(u64 seed, struct range_gen *gen)
 
 /*
  * A reserved, always-backlogged group gets at least 97% of min over the
- * window, less four of its items (ioband-sched.c section 10).
+ * window, less four of its items (ioband-design.rst section 10).
  */
 static void check_reservations(u64 seed, const struct sim_cfg *cfg,
 			       const struct sim_result *res)

@@ -248,7 +248,7 @@ static void item_free(struct sim *s, struct sim_item *item)
 	s->free_items = item;
 }
 
-/* ---- Pairwise fairness checker (ioband-sched.c, section 2) ---- */
+/* ---- Pairwise fairness checker (ioband-design.rst section 2) ---- */
 
 static u32 grp_index(struct sim *s, struct ioband_sched_entity *e)
 {
@@ -409,7 +409,7 @@ static void intervals_reset(struct sim *s)
 			interval_start(s, i);
 }
 
-/* The core's cost of @item (ioband-sched.c section 1), in tokens. */
+/* The core's cost of @item (ioband-design.rst section 1), in tokens. */
 static u64 item_cost(const struct sim *s, const struct sim_item *item)
 {
 	u64 cost = item->si.sectors;
@@ -517,7 +517,7 @@ static void device_tick(struct sim *s)
 }
 
 /*
- * ioband-sched.c section 9: a capped group's sectors over any run of its
+ * ioband-design.rst section 9: a capped group's sectors over any run of its
  * dispatches exceed max * (elapsed time + IOBAND_RANGE_LIMIT_BURST_NS)
  * by at most two of its items (one sector of rounding aside).
  */

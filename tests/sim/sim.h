@@ -29,7 +29,7 @@
  * sim_result): the window and io_limit, work conservation (held with
  * room below only while a competing group is waited for, with a timer
  * due at its deadline, or every holder is capped), the pairwise fairness
- * bound of ioband-sched.c section 2, urgent items never held, and that
+ * bound of ioband-design.rst section 2, urgent items never held, and that
  * nothing is lost.
  */
 #ifndef IOBAND_SIM_H

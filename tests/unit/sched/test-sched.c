@@ -2680,7 +2680,7 @@ TEST(sized_items_cost_one_token_per_4k_under_weight)
 	CHECK(a.finish == s.vtime + 256 * a.inv_weight);
 }
 
-/* ---- Range policies (ioband-sched.c sections 8 to 12) ---- */
+/* ---- Range policies (ioband-design.rst sections 8 to 12) ---- */
 
 /*
  * The simulated device of the benchmark scenarios: 100 us per 4 KiB IO,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Groups attached and detached while bios go down past the scheduler (the
-# open window, ioband-sched.c section 14). That path finds a bio's group,
+# open window, ioband-design.rst section 14). That path finds a bio's group,
 # mostly from this CPU's last answer for its cgroup, and counts the bio
 # per CPU with preemption disabled rather than under rcu_read_lock(): a
 # group detached meanwhile must stay in memory until the grace period

@@ -13,7 +13,7 @@
 # each: minutes for the walk). The domain's urgent counter counts them.
 # The cap must bind: the debug kernel's writer did not reach 16 MiB/s,
 # the null_blk then completed inline, the window opened (section 14 of
-# ioband-sched.c), and nothing was held, so nothing was urgent either.
+# ioband-design.rst), and nothing was held, so nothing was urgent either.
 . /ioband/lib.sh
 set -eu
 

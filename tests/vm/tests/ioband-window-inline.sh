@@ -1,5 +1,5 @@
 #!/bin/sh
-# The window's inline mode (ioband-sched.c section 14). A null_blk that
+# The window's inline mode (ioband-design.rst section 14). A null_blk that
 # completes every bio in the task that sends it down (irqmode=0, no cap)
 # has no queue: the stats message says window_inline=1 and no bio waits
 # behind the window any more. One that completes from a timer 20 us

@@ -2,7 +2,7 @@
 # Backpressure reaches the writers. Two cgroups, 200:100, buffered writers
 # on one ext4 over ioband (weight-iosize) on a null_blk capped at 32 MiB/s,
 # the dirty limit at 64 MiB. ioband holds each group's writeback up to its
-# hold (ioband-sched.c section 17), then makes that group's flusher wait:
+# hold (ioband-design.rst section 17), then makes that group's flusher wait:
 # the rest of its pages stay dirty, which counts against the dirty limit
 # (balance_dirty_pages paces each cgroup's writers by its own writeback's
 # completion rate) and keeps background writeback running, so that:

@@ -62,7 +62,7 @@ assert_eq "$(awk '$1 == "st-a" {v = $3} END {print v}' interval.txt)" "100.0%" \
 	"share of st-a while alone"
 assert_eq "$(iobandctl stat -i 0.2 -c 2 --json st | grep -c '^{')" 2 "json per report"
 # Below the table, the device's window: this null_blk completes every bio
-# in the task that sends it down, so it has none (ioband-sched.c, section 14).
+# in the task that sends it down, so it has none (ioband-design.rst section 14).
 iobandctl stat st | grep -q '^st: no window: the device completes inline, [0-9]* KiB in flight' ||
 	fail "window line: $(iobandctl stat st | tail -n 1)"
 

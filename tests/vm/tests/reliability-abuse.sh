@@ -30,7 +30,7 @@
 #  6. a group of weight 1 (4 outstanding) among three of weight 1000 (64
 #     outstanding each; 4 KiB reads, policy weight, carryover 0) is never
 #     starved. The bound, from section 4 of
-#     the essay at the top of dm-ioband/ioband-sched.c: between two
+#     Documentation/ioband-design.rst: between two
 #     dispatches of a backlogged group g, another group h is dispatched
 #     at most (c_g / w_g + C) * w_h / c_h + 1 times; under `weight` every
 #     cost is 1 and carryover 0 makes the credit C 0, so at most
