@@ -360,10 +360,31 @@ void __attribute__((noreturn)) other_option(const struct command *cmd,
 	errtryhelp(cmd->name);
 }
 
-static const struct option help_only[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
-};
+/*
+ * getopt_long() with @cmd's options (options.c). A letter @cmd took
+ * before its letters got one meaning each is still taken, with a warning
+ * naming its spelling now, and returned as the option it stands for.
+ */
+int next_option(const struct command *cmd, int argc, char **argv)
+{
+	static const struct cmd_options *o;
+	static char optstring[64];
+	const struct deprecated_option *d;
+	int c;
+
+	if (!o || strcmp(o->cmd, cmd->name)) {
+		o = cmd_options_of(cmd->name);
+		if (!o || cmd_optstring(o, optstring, sizeof(optstring)))
+			errx(EXIT_FAILURE, "command %s has no options table",
+			     cmd->name);
+	}
+	c = getopt_long(argc, argv, optstring, o->longopts, NULL);
+	d = c > 0 ? cmd_deprecated(o, c) : NULL;
+	if (!d)
+		return c;
+	warnx("%s -%c is deprecated: use %s", cmd->name, c, d->use);
+	return d->val;
+}
 
 /* Check the number of operands of @cmd: at least @min, at most @max. */
 void check_operands(const struct command *cmd, int argc, int min, int max)
@@ -383,7 +404,7 @@ void parse_no_options(const struct command *cmd, int argc, char **argv,
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", help_only, NULL)) != -1) {
+	while ((c = next_option(cmd, argc, argv)) != -1) {
 		other_option(cmd, c);
 	}
 	check_operands(cmd, argc, min, max);
@@ -402,15 +423,7 @@ void check_name(const char *name)
  * list
  */
 
-const struct option output_opts[] = {
-	{ "json",       no_argument, NULL, 'J' },
-	{ "raw",        no_argument, NULL, 'r' },
-	{ "noheadings", no_argument, NULL, 'n' },
-	{ "help",       no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
-};
-
-/* The options of output_opts; returns 0 if @c is not one of them. */
+/* -J, -r, -n, -b; returns 0 if @c is not one of them. */
 int output_option(int c, struct report_opts *opts)
 {
 	switch (c) {
@@ -421,7 +434,12 @@ int output_option(int c, struct report_opts *opts)
 		opts->raw = 1;
 		return 1;
 	case 'n':
+	case OPT_NOHEADINGS:
 		opts->noheadings = 1;
+		return 1;
+	case 'b':
+	case OPT_BYTES:
+		opts->bytes = 1;
 		return 1;
 	}
 	return 0;

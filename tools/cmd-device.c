@@ -50,24 +50,8 @@ static void copy_word(char *buf, size_t size, const char *word)
 
 int cmd_create(const struct command *cmd, int argc, char **argv)
 {
-	enum { OPT_IO_LIMIT = 0x100, OPT_IO_THROTTLE, OPT_TOKEN_BASE };
 	struct ioband_group_spec range = { 0, 0, 0 };
 	const char *range_arg = NULL;
-	static const struct option longopts[] = {
-		{ "domain",         required_argument, NULL, 'd' },
-		{ "policy",         required_argument, NULL, 'p' },
-		{ "type",           required_argument, NULL, 't' },
-		{ "group",          required_argument, NULL, 'g' },
-		{ "weight",         required_argument, NULL, 'w' },
-		{ "default-weight", required_argument, NULL, 'D' },
-		{ "default-range",  required_argument, NULL, 'R' },
-		{ "io-limit",       required_argument, NULL, OPT_IO_LIMIT },
-		{ "io-throttle",    required_argument, NULL, OPT_IO_THROTTLE },
-		{ "token-base",     required_argument, NULL, OPT_TOKEN_BASE },
-		{ "dry-run",        no_argument,       NULL, 'n' },
-		{ "help",           no_argument,       NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct ioband_table_args t = {
 		.group_type = "cgroup",
 		.policy = "weight",
@@ -81,7 +65,7 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 
 	/* Every --group fits in argc slots. */
 	group_args = xcalloc(argc, sizeof(*group_args));
-	while ((c = getopt_long(argc, argv, "d:p:t:g:w:D:R:nh", longopts, NULL)) != -1) {
+	while ((c = next_option(cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 'd':
 			domain = optarg;
@@ -117,6 +101,7 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 			t.token_base = parse_uint_arg("--token-base", optarg);
 			break;
 		case 'n':
+		case OPT_DRY_RUN:
 			dry_run = 1;
 			break;
 		default:
@@ -221,7 +206,7 @@ int cmd_list(const struct command *cmd, int argc, char **argv)
 	size_t n, i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "Jrnh", output_opts, NULL)) != -1) {
+	while ((c = next_option(cmd, argc, argv)) != -1) {
 		if (output_option(c, &opts))
 			continue;
 		other_option(cmd, c);

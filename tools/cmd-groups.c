@@ -90,30 +90,22 @@ static void send_set(struct target *tg, char **operands, void *ctx)
 
 int cmd_set(const struct command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "io-limit",    required_argument, NULL, 'l' },
-		{ "io-throttle", required_argument, NULL, 't' },
-		{ "token-base",  required_argument, NULL, 'b' },
-		{ "carryover",   required_argument, NULL, 'c' },
-		{ "help",        no_argument,       NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	/* The message of each option. */
 	static const struct {
 		int opt;
 		const char *option;
 		const char *message;
 	} tunables[] = {
-		{ 'l', "--io-limit",    "io_limit" },
-		{ 't', "--io-throttle", "io_throttle" },
-		{ 'b', "--token-base",  "token" },
-		{ 'c', "--carryover",   "carryover" },
+		{ OPT_IO_LIMIT,    "--io-limit",    "io_limit" },
+		{ OPT_IO_THROTTLE, "--io-throttle", "io_throttle" },
+		{ OPT_TOKEN_BASE,  "--token-base",  "token" },
+		{ OPT_CARRYOVER,   "--carryover",   "carryover" },
 	};
 	char **messages = xcalloc(argc + 1, sizeof(*messages));
 	size_t nmessages = 0, i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = next_option(cmd, argc, argv)) != -1) {
 		for (i = 0; i < sizeof(tunables) / sizeof(*tunables); i++)
 			if (c == tunables[i].opt)
 				break;

@@ -178,20 +178,6 @@ static void print_windows(const struct sample_set *set)
 
 int cmd_stat(const struct command *cmd, int argc, char **argv)
 {
-	enum { OPT_FORMAT = 0x100, OPT_PROMETHEUS };
-	static const struct option longopts[] = {
-		{ "bytes",      no_argument,       NULL, 'b' },
-		{ "json",       no_argument,       NULL, 'J' },
-		{ "raw",        no_argument,       NULL, 'r' },
-		{ "noheadings", no_argument,       NULL, 'n' },
-		{ "output",     required_argument, NULL, 'o' },
-		{ "interval",   required_argument, NULL, 'i' },
-		{ "count",      required_argument, NULL, 'c' },
-		{ "format",     required_argument, NULL, OPT_FORMAT },
-		{ "prometheus", no_argument,       NULL, OPT_PROMETHEUS },
-		{ "help",       no_argument,       NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct watch_opts w = {
 		.report = {
 			.columns = { COL_GROUP, COL_WEIGHT, COL_SHARE, COL_IOPS,
@@ -205,13 +191,10 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 	int c, count_given = 0, failed = 0, metrics = -1;
 	long n;
 
-	while ((c = getopt_long(argc, argv, "bJrno:i:c:h", longopts, NULL)) != -1) {
+	while ((c = next_option(cmd, argc, argv)) != -1) {
 		if (output_option(c, &w.report.opts))
 			continue;
 		switch (c) {
-		case 'b':
-			w.report.opts.bytes = 1;
-			break;
 		case 'o':
 			w.columns = optarg;
 			break;
@@ -292,13 +275,6 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 
 int cmd_export(const struct command *cmd, int argc, char **argv)
 {
-	enum { OPT_FORMAT = 0x100 };
-	static const struct option longopts[] = {
-		{ "textfile", required_argument, NULL, 't' },
-		{ "format",   required_argument, NULL, OPT_FORMAT },
-		{ "help",     no_argument,       NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int c, format = METRICS_PROMETHEUS, ok = 1;
 	struct metrics_device *devs;
 	const char *dir = NULL;
@@ -307,7 +283,7 @@ int cmd_export(const struct command *cmd, int argc, char **argv)
 	size_t nnames, size = 0;
 	FILE *out;
 
-	while ((c = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
+	while ((c = next_option(cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 't':
 			dir = optarg;
@@ -491,14 +467,6 @@ static void top_frame(const struct sample_set *set, struct stat_report *r,
 
 int cmd_top(const struct command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "delay",      required_argument, NULL, 'd' },
-		{ "batch",      no_argument,       NULL, 'b' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "output",     required_argument, NULL, 'o' },
-		{ "help",       no_argument,       NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct watch_opts w = {
 		.report = {
 			.columns = { COL_NAME, COL_GROUP, COL_WEIGHT, COL_SHARE,
@@ -513,7 +481,7 @@ int cmd_top(const struct command *cmd, int argc, char **argv)
 	size_t nnames;
 	long n;
 
-	while ((c = getopt_long(argc, argv, "d:bn:o:h", longopts, NULL)) != -1) {
+	while ((c = next_option(cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 'd':
 			w.interval = parse_seconds_arg("delay", optarg);

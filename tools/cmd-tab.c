@@ -326,22 +326,16 @@ static char *read_file(const char *file)
 
 int cmd_apply(const struct command *cmd, int argc, char **argv)
 {
-	enum { OPT_PRINT_CGROUPS = 0x100 };
-	static const struct option longopts[] = {
-		{ "check",          no_argument, NULL, 'c' },
-		{ "print-cgroups",  no_argument, NULL, OPT_PRINT_CGROUPS },
-		{ "help",           no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct apply_state st = { 0 };
 	struct iobandtab_entry *entries;
 	int c, check = 0, rc;
 	char *text;
 	size_t n, i, j;
 
-	while ((c = getopt_long(argc, argv, "ch", longopts, NULL)) != -1) {
+	while ((c = next_option(cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 'c':
+		case OPT_CHECK:
 			check = 1;
 			break;
 		case OPT_PRINT_CGROUPS:
@@ -425,11 +419,6 @@ static char *stable_device_name(const char *majmin, int paths,
 
 int cmd_save(const struct command *cmd, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "paths", no_argument, NULL, 'P' },
-		{ "help",  no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	blkid_cache cache = NULL;
 	char **devs, *text = NULL;
 	const char *file = NULL;
@@ -439,7 +428,7 @@ int cmd_save(const struct command *cmd, int argc, char **argv)
 	char when[64];
 	FILE *out = stdout;
 
-	while ((c = getopt_long(argc, argv, "Ph", longopts, NULL)) != -1) {
+	while ((c = next_option(cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 'P':
 			paths = 1;

@@ -239,18 +239,13 @@ static int cmd_help(const struct command *cmd, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help",    no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
+	const struct cmd_options *o = cmd_options_of("iobandctl");
 	static char prog[64];
 	const struct command *cmd;
 	int c;
 
 	/* '+': options after the command are the command's. */
-	while ((c = getopt_long(argc, argv, "+vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, o->shortopts, o->longopts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
 			verbose++;

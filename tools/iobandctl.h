@@ -22,6 +22,7 @@
 #include "groupkey.h"
 #include "ioband.h"
 #include "iobandtab.h"
+#include "options.h"
 #include "report.h"
 #include "strprintf.h"
 #include "unit.h"
@@ -79,9 +80,9 @@ void check_operands(const struct command *cmd, int argc, int min, int max);
 void parse_no_options(const struct command *cmd, int argc, char **argv,
 		      int min, int max);
 
-/* --json, --raw, --noheadings, --help */
-extern const struct option output_opts[];
-/* The options of output_opts; returns 0 if @c is not one of them. */
+/* getopt_long() with @cmd's options: options.c; deprecated letters warn. */
+int next_option(const struct command *cmd, int argc, char **argv);
+/* -J, -r, -n, -b; returns 0 if @c is not one of them. */
 int output_option(int c, struct report_opts *opts);
 void add_cells(struct libscols_line *ln, char **cells, size_t n);
 
