@@ -100,7 +100,6 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 		case OPT_TOKEN_BASE:
 			t.token_base = parse_uint_arg("--token-base", optarg);
 			break;
-		case 'n':
 		case OPT_DRY_RUN:
 			dry_run = 1;
 			break;

@@ -285,7 +285,7 @@ int cmd_export(const struct command *cmd, int argc, char **argv)
 
 	while ((c = next_option(cmd, argc, argv)) != -1) {
 		switch (c) {
-		case 't':
+		case 'T':
 			dir = optarg;
 			break;
 		case OPT_FORMAT:
@@ -482,14 +482,16 @@ int cmd_top(const struct command *cmd, int argc, char **argv)
 	long n;
 
 	while ((c = next_option(cmd, argc, argv)) != -1) {
+		if (output_option(c, &w.report.opts))
+			continue;
 		switch (c) {
-		case 'd':
-			w.interval = parse_seconds_arg("delay", optarg);
+		case 'i':
+			w.interval = parse_seconds_arg("interval", optarg);
 			break;
-		case 'b':
+		case 'B':
 			batch = 1;
 			break;
-		case 'n':
+		case 'c':
 			w.count = parse_count_arg(optarg);
 			break;
 		case 'o':

@@ -334,7 +334,6 @@ int cmd_apply(const struct command *cmd, int argc, char **argv)
 
 	while ((c = next_option(cmd, argc, argv)) != -1) {
 		switch (c) {
-		case 'c':
 		case OPT_CHECK:
 			check = 1;
 			break;

@@ -57,7 +57,7 @@ static const struct command commands[] = {
 	  "     --io-throttle <n>       kept from dm-ioband: checked (<= io-limit)\n"
 	  "                               and reported only (0: the default, 4)\n"
 	  "     --token-base <n>        tokens of an epoch (0: the module's default)\n"
-	  " -n, --dry-run               print the table, create nothing\n"
+	  "     --dry-run               print the table, create nothing\n"
 	  " -h, --help                  display this help\n"
 	  "\n"
 	  "Weights range from 1 to 32767; min and max are KB/s, max 0 is no\n"
@@ -141,18 +141,25 @@ static const struct command commands[] = {
 	  "Show the groups of all ioband devices (or of <name>...), the busiest\n"
 	  "first, refreshed until q is pressed, like iotop",
 	  "Options:\n"
-	  " -d, --delay <secs>       seconds between refreshes (default 1)\n"
-	  " -n, --iterations <n>     stop after <n> refreshes\n"
-	  " -b, --batch              print each refresh below the last, without\n"
+	  " -i, --interval <secs>    seconds between refreshes (default 1);\n"
+	  "                            also --delay\n"
+	  " -c, --count <n>          stop after <n> refreshes; also --iterations\n"
+	  " -B, --batch              print each refresh below the last, without\n"
 	  "                            terminal control, for logs and scripts\n"
+	  " -r, --raw                use raw output format\n"
+	  "     --noheadings         don't print headings\n"
+	  "     --bytes              print sizes in bytes, not in human-readable form\n"
 	  " -o, --output <list>      columns to print (+<list> adds to the default)\n"
-	  " -h, --help               display this help\n", stat_columns_help },
+	  " -h, --help               display this help\n"
+	  "\n"
+	  "-d, -n and -b (--delay, --iterations, --batch before) still work for\n"
+	  "this release, with a warning.\n", stat_columns_help },
 	{ "export", cmd_export, "[options] [<name>...]",
 	  "Print the counters of all ioband devices (or of <name>...) for\n"
 	  "Prometheus, or write them where node_exporter's textfile collector\n"
 	  "reads them",
 	  "Options:\n"
-	  " -t, --textfile <dir>   write <dir>/ioband.prom (written aside, then\n"
+	  " -T, --textfile <dir>   write <dir>/ioband.prom (written aside, then\n"
 	  "                          renamed: a reader never sees half of it)\n"
 	  "     --format <fmt>     prometheus (the text exposition format,\n"
 	  "                          default) or openmetrics\n"
@@ -167,7 +174,7 @@ static const struct command commands[] = {
 	  "is reported as <file>:<line> and the others still apply; a cgroup\n"
 	  "that does not exist yet is attached by a later apply",
 	  "Options:\n"
-	  " -c, --check           only parse the file and report bad lines\n"
+	  "     --check           only parse the file and report bad lines\n"
 	  "     --print-cgroups   print the cgroup folders the file names\n"
 	  " -h, --help            display this help\n"
 	  "\n"

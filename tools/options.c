@@ -32,7 +32,7 @@ static const struct option create_opts[] = {
 	{ "io-limit",       required_argument, NULL, OPT_IO_LIMIT },
 	{ "io-throttle",    required_argument, NULL, OPT_IO_THROTTLE },
 	{ "token-base",     required_argument, NULL, OPT_TOKEN_BASE },
-	{ "dry-run",        no_argument,       NULL, 'n' },
+	{ "dry-run",        no_argument,       NULL, OPT_DRY_RUN },
 	HELP, END
 };
 
@@ -64,24 +64,56 @@ static const struct option stat_opts[] = {
 	HELP, END
 };
 
+/*
+ * top's --delay and --iterations are stat's --interval and --count; -n and
+ * -b stay deprecated for a release, so --noheadings and --bytes have no
+ * letter in top yet.
+ */
 static const struct option top_opts[] = {
-	{ "delay",      required_argument, NULL, 'd' },
-	{ "batch",      no_argument,       NULL, 'b' },
-	{ "iterations", required_argument, NULL, 'n' },
+	{ "interval",   required_argument, NULL, 'i' },
+	{ "delay",      required_argument, NULL, 'i' },
+	{ "count",      required_argument, NULL, 'c' },
+	{ "iterations", required_argument, NULL, 'c' },
+	{ "batch",      no_argument,       NULL, 'B' },
 	{ "output",     required_argument, NULL, 'o' },
+	{ "raw",        no_argument,       NULL, 'r' },
+	{ "noheadings", no_argument,       NULL, OPT_NOHEADINGS },
+	{ "bytes",      no_argument,       NULL, OPT_BYTES },
 	HELP, END
 };
 
+static const struct deprecated_option top_deprecated[] = {
+	{ 'd', 1, 'i', "-i (--interval)" },
+	{ 'n', 1, 'c', "-c (--count); -n will be --noheadings" },
+	{ 'b', 0, 'B', "-B (--batch); -b will be --bytes" },
+	{ 0, 0, 0, NULL }
+};
+
 static const struct option export_opts[] = {
-	{ "textfile", required_argument, NULL, 't' },
+	{ "textfile", required_argument, NULL, 'T' },
 	{ "format",   required_argument, NULL, OPT_FORMAT },
 	HELP, END
 };
 
 static const struct option apply_opts[] = {
-	{ "check",         no_argument, NULL, 'c' },
+	{ "check",         no_argument, NULL, OPT_CHECK },
 	{ "print-cgroups", no_argument, NULL, OPT_PRINT_CGROUPS },
 	HELP, END
+};
+
+static const struct deprecated_option create_deprecated[] = {
+	{ 'n', 0, OPT_DRY_RUN, "--dry-run" },
+	{ 0, 0, 0, NULL }
+};
+
+static const struct deprecated_option export_deprecated[] = {
+	{ 't', 1, 'T', "-T (--textfile)" },
+	{ 0, 0, 0, NULL }
+};
+
+static const struct deprecated_option apply_deprecated[] = {
+	{ 'c', 0, OPT_CHECK, "--check" },
+	{ 0, 0, 0, NULL }
 };
 
 static const struct option save_opts[] = {
@@ -91,7 +123,7 @@ static const struct option save_opts[] = {
 
 const struct cmd_options cmd_options[] = {
 	{ "iobandctl", "+vhV",             main_opts,   none },
-	{ "create",    "d:p:t:g:w:D:R:nh", create_opts, none },
+	{ "create",    "d:p:t:g:w:D:R:h",  create_opts, create_deprecated },
 	{ "remove",    "h",                help_only,   none },
 	{ "list",      "Jrnh",             list_opts,   none },
 	{ "table",     "h",                help_only,   none },
@@ -101,9 +133,9 @@ const struct cmd_options cmd_options[] = {
 	{ "policy",    "h",                help_only,   none },
 	{ "reset",     "h",                help_only,   none },
 	{ "stat",      "bJrno:i:c:h",      stat_opts,   none },
-	{ "top",       "d:bn:o:h",         top_opts,    none },
-	{ "export",    "t:h",              export_opts, none },
-	{ "apply",     "ch",               apply_opts,  none },
+	{ "top",       "i:c:Bo:rh",        top_opts,    top_deprecated },
+	{ "export",    "T:h",              export_opts, export_deprecated },
+	{ "apply",     "h",                apply_opts,  apply_deprecated },
 	{ "save",      "Ph",               save_opts,   none },
 	{ "help",      "h",                help_only,   none },
 };

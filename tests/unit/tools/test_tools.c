@@ -25,10 +25,12 @@
 #include "iobandtab.h"
 #include "json_check.h"
 #include "metrics.h"
+#include "options.h"
 #include "report.h"
 #include "unit.h"
 
 static int failed;	/* the current test failed */
+static int verbose_options;	/* --list-options: print them */
 
 #define CHECK(cond) do {						\
 	if (!(cond)) {							\
@@ -1890,6 +1892,74 @@ static void test_tab_example(void)
 	CHECK(errs.n == 0);
 }
 
+/*
+ * Options: every short option of every command, listed; a letter means
+ * one long option in all of them (util-linux: -n --noheadings, -J --json,
+ * -o --output, -r --raw, -b --bytes). A deprecated letter is no option of
+ * its command and stands for one that is.
+ */
+static const char *long_name_of(const struct cmd_options *o, int val)
+{
+	const struct option *lo;
+
+	for (lo = o->longopts; lo->name; lo++)
+		if (lo->val == val)
+			return lo->name;
+	return NULL;
+}
+
+static void test_option_letters(void)
+{
+	const char *meaning[128] = { NULL }, *owner[128] = { NULL };
+	const struct deprecated_option *d;
+	char buf[64];
+	size_t i;
+
+	for (i = 0; i < nr_cmd_options; i++) {
+		const struct cmd_options *o = &cmd_options[i];
+		const char *p;
+
+		CHECK(cmd_optstring(o, buf, sizeof(buf)) == 0);
+		for (p = o->shortopts; *p; p++) {
+			const char *name;
+			int c = (unsigned char)*p;
+
+			if (c == ':' || c == '+' || c >= 128)
+				continue;
+			name = long_name_of(o, c);
+			if (!name) {
+				fprintf(stderr, "    %s -%c has no long name\n",
+					o->cmd, c);
+				failed = 1;
+				continue;
+			}
+			if (verbose_options)
+				printf("    %-9s -%c --%s\n", o->cmd, c, name);
+			if (!meaning[c]) {
+				meaning[c] = name;
+				owner[c] = o->cmd;
+			} else if (strcmp(meaning[c], name)) {
+				fprintf(stderr, "    -%c means --%s in %s and --%s "
+					"in %s\n", c, meaning[c], owner[c], name,
+					o->cmd);
+				failed = 1;
+			}
+		}
+		for (d = o->deprecated; d->letter; d++) {
+			CHECK(!strchr(o->shortopts, d->letter));
+			CHECK(long_name_of(o, d->val) != NULL);
+			CHECK(d->use && *d->use);
+		}
+	}
+	/* The util-linux letters. */
+	CHECK_STR(meaning['n'], "noheadings");
+	CHECK_STR(meaning['J'], "json");
+	CHECK_STR(meaning['o'], "output");
+	CHECK_STR(meaning['r'], "raw");
+	CHECK_STR(meaning['b'], "bytes");
+	CHECK_STR(meaning['h'], "help");
+}
+
 #define TEST(fn) { &#fn[5], fn }	/* drop "test_" */
 
 static const struct {
@@ -1941,6 +2011,7 @@ static const struct {
 	TEST(test_tab_malformed),
 	TEST(test_tab_round_trip),
 	TEST(test_tab_example),
+	TEST(test_option_letters),
 };
 
 /*
@@ -1963,6 +2034,13 @@ int main(int argc, char **argv)
 		fputs(out, stdout);
 		free(out);
 		return EXIT_SUCCESS;
+	}
+
+	if (argc == 2 && !strcmp(argv[1], "--list-options")) {
+		verbose_options = 1;
+		failed = 0;
+		test_option_letters();
+		return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
 
 	make_tree();

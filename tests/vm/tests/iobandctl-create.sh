@@ -18,25 +18,29 @@ assert_eq "$(iobandctl create cr "$dev" --domain shared1 --policy weight-iosize 
 	--default-weight 50 --io-limit 64 --io-throttle 8 --token-base 4096 --dry-run)" \
 	"0 $size ioband $dev shared1 8 64 cgroup weight-iosize 4096 :50 $a:300 $leaf:20" \
 	"create --dry-run, all options"
-assert_eq "$(iobandctl create cr "$mm" -t uid -g 0=10 -g 1000=20 -n)" \
+assert_eq "$(iobandctl create cr "$mm" -t uid -g 0=10 -g 1000=20 --dry-run)" \
 	"0 $size ioband $mm cr 0 0 uid weight 0 :100 0:10 1000:20" "type uid"
-assert_eq "$(iobandctl create cr "$dev" -t gid -g 0=10 -n)" \
+assert_eq "$(iobandctl create cr "$dev" -t gid -g 0=10 --dry-run)" \
 	"0 $size ioband $dev cr 0 0 gid weight 0 :100 0:10" "type gid"
-assert_eq "$(iobandctl create cr "$dev" -t pid -g $$=10 -n)" \
+assert_eq "$(iobandctl create cr "$dev" -t pid -g $$=10 --dry-run)" \
 	"0 $size ioband $dev cr 0 0 pid weight 0 :100 $$:10" "type pid"
-assert_eq "$(iobandctl create cr "$dev" -t pgrp -g 1=10 -n)" \
+assert_eq "$(iobandctl create cr "$dev" -t pgrp -g 1=10 --dry-run)" \
 	"0 $size ioband $dev cr 0 0 pgrp weight 0 :100 1:10" "type pgrp"
-assert_eq "$(iobandctl create cr "$dev" -t none -D 7 -n)" \
+assert_eq "$(iobandctl create cr "$dev" -t none -D 7 --dry-run)" \
 	"0 $size ioband $dev cr 0 0 none weight 0 :7" "type none"
+# The old letter of --dry-run, for one release: the same, and a warning.
+assert_eq "$(iobandctl create cr "$dev" -t none -D 7 -n 2>old-n.err)" \
+	"0 $size ioband $dev cr 0 0 none weight 0 :7" "create -n (deprecated)"
+grep -q "create -n is deprecated: use --dry-run" old-n.err || fail "create -n: no warning: $(cat old-n.err)"
 # A user name, when the guest knows it.
 if [ ! -e /etc/passwd ]; then
 	echo "root:x:0:0:root:/root:/bin/sh" >/etc/passwd
 	echo "root:x:0:" >/etc/group
 	created_passwd=1
 fi
-assert_eq "$(iobandctl create cr "$dev" -t uid -g root=10 -n)" \
+assert_eq "$(iobandctl create cr "$dev" -t uid -g root=10 --dry-run)" \
 	"0 $size ioband $dev cr 0 0 uid weight 0 :100 0:10" "uid by name"
-assert_eq "$(iobandctl create cr "$dev" -t gid -g root=10 -n)" \
+assert_eq "$(iobandctl create cr "$dev" -t gid -g root=10 --dry-run)" \
 	"0 $size ioband $dev cr 0 0 gid weight 0 :100 0:10" "gid by name"
 
 # Real devices: a cgroup one and a uid one on the same disk, one domain

@@ -43,7 +43,7 @@ for cmd in "stat" "table" "remove" "reset" "detach" "policy"; do
 	expect_error "er-linear is not an ioband device" iobandctl "$cmd" "$@"
 done
 expect_error "no device-mapper device named nosuchdev" iobandctl set nosuchdev er-a=5
-expect_error "no device-mapper device named nosuchdev" iobandctl top -b -n 1 nosuchdev
+expect_error "no device-mapper device named nosuchdev" iobandctl top -B -c 1 nosuchdev
 expect_error "not an ioband device" iobandctl attach er-linear er-a 10
 
 # Group keys.
@@ -52,28 +52,28 @@ expect_error "cgroup path no-such not found under /sys/fs/cgroup" \
 expect_error "cgroup path no-such not found" iobandctl attach er no-such 10
 expect_error "cgroup path no-such not found" iobandctl set er no-such=10
 expect_error "no user named 'no-such-user'" \
-	iobandctl create er2 "$dev" -t uid -g no-such-user=1 -n
-expect_error "invalid pid group 'abc'" iobandctl create er2 "$dev" -t pid -g abc=1 -n
-expect_error "only the default group" iobandctl create er2 "$dev" -t none -g 1=1 -n
-expect_error "given more than once" iobandctl create er2 "$dev" -g er-a=1 -g /er-a=2 -n
+	iobandctl create er2 "$dev" -t uid -g no-such-user=1 --dry-run
+expect_error "invalid pid group 'abc'" iobandctl create er2 "$dev" -t pid -g abc=1 --dry-run
+expect_error "only the default group" iobandctl create er2 "$dev" -t none -g 1=1 --dry-run
+expect_error "given more than once" iobandctl create er2 "$dev" -g er-a=1 -g /er-a=2 --dry-run
 
 # Weights out of range, everywhere a weight is taken.
-expect_error "from 1 to 32767" iobandctl create er2 "$dev" -g er-a=0 -n
-expect_error "from 1 to 32767" iobandctl create er2 "$dev" -g er-a=40000 -n
-expect_error "from 1 to 32767" iobandctl create er2 "$dev" -D 0 -n
+expect_error "from 1 to 32767" iobandctl create er2 "$dev" -g er-a=0 --dry-run
+expect_error "from 1 to 32767" iobandctl create er2 "$dev" -g er-a=40000 --dry-run
+expect_error "from 1 to 32767" iobandctl create er2 "$dev" -D 0 --dry-run
 expect_error "from 1 to 32767" iobandctl set er er-a=32768
 expect_error "from 1 to 32767" iobandctl set er default=-1
 expect_error "from 1 to 32767" iobandctl attach er er-a 0
 expect_error "expected <key>=<weight>" iobandctl set er er-a
 
 # Other bad arguments.
-expect_error "unknown policy 'fast'" iobandctl create er2 "$dev" -p fast -n
+expect_error "unknown policy 'fast'" iobandctl create er2 "$dev" -p fast --dry-run
 expect_error "unknown policy 'fast'" iobandctl policy er fast
 expect_error "unknown policy 'range'" iobandctl policy er range
-expect_error "unknown group type 'node'" iobandctl create er2 "$dev" -t node -n
+expect_error "unknown group type 'node'" iobandctl create er2 "$dev" -t node --dry-run
 expect_error "already exists" iobandctl create er "$dev"
-expect_error "is not a block device" iobandctl create er2 /dev/null -n
-expect_error "invalid --io-limit 'x'" iobandctl create er2 "$dev" --io-limit x -n
+expect_error "is not a block device" iobandctl create er2 /dev/null --dry-run
+expect_error "invalid --io-limit 'x'" iobandctl create er2 "$dev" --io-limit x --dry-run
 expect_error "unknown column 'nope'" iobandctl stat -o group,nope er
 expect_error "invalid interval '0'" iobandctl stat -i 0 er
 expect_error "--count needs --interval" iobandctl stat -c 2 er

@@ -21,7 +21,7 @@ wait_io /dev/mapper/top top-a
 wait_io /dev/mapper/top top-b
 sleep 1
 
-iobandctl top -b -n 2 -d 1 >batch.txt
+iobandctl top -B -c 2 -i 1 >batch.txt
 cat batch.txt
 assert_eq "$(grep -c '^iobandctl top - ' batch.txt)" 2 "two frames"
 grep -q "1 device," batch.txt || fail "frame header"
@@ -34,15 +34,22 @@ if grep -q "$(printf '\033')" batch.txt; then
 fi
 
 # The live view: keys from a pipe; q quits after a frame or two.
-(sleep 2.5; printf q) | iobandctl top -d 1 top >live.txt
+(sleep 2.5; printf q) | iobandctl top -i 1 top >live.txt
 grep -q "$(printf '\033\\[H')" live.txt || fail "no cursor-home redraw"
 grep -q "(q: quit)" live.txt || fail "no live header"
 grep -q "top-b" live.txt || fail "no group in the live view"
 frames=$(grep -o "iobandctl top - " live.txt | wc -l)
 assert_ge "$frames" 2 "live frames before q"
 assert_le "$frames" 4 "live frames before q"
-# -n ends the live view too, and the terminal modes are restored at exit.
-timeout 10 iobandctl top -d 0.2 -n 3 </dev/null >/dev/null || fail "top -n 3 did not end"
+# -c ends the live view too, and the terminal modes are restored at exit.
+timeout 10 iobandctl top -i 0.2 -c 3 </dev/null >/dev/null || fail "top -c 3 did not end"
+# The old letters (-b batch, -n iterations, -d delay), for one release:
+# the same frames, and a warning naming each new spelling.
+iobandctl top -b -n 1 -d 1 >old.txt 2>old.err || fail "top -b -n 1 -d 1 failed"
+assert_eq "$(grep -c '^iobandctl top - ' old.txt)" 1 "one frame with the old letters"
+for w in "top -b is deprecated: use -B" "top -n is deprecated: use -c" "top -d is deprecated: use -i"; do
+	grep -q -- "$w" old.err || fail "no warning '$w': $(cat old.err)"
+done
 
 wait "$pa" "$pb"
 iobandctl remove top

@@ -34,7 +34,7 @@ fi
 cat err.txt
 grep -q "unit late.service has no cgroup (/sys/fs/cgroup/system.slice/late.service): it is not running" err.txt ||
 	fail "error for a unit that does not run: $(cat err.txt)"
-if iobandctl create un2 "$dev" --domain un2 -g late.service=1 -n 2>err.txt; then
+if iobandctl create un2 "$dev" --domain un2 -g late.service=1 --dry-run 2>err.txt; then
 	fail "create took late.service"
 fi
 grep -q "unit late.service has no cgroup" err.txt || fail "create: $(cat err.txt)"
