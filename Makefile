@@ -13,7 +13,7 @@
 #   make demo       boot a guest and share a device 200:100 between cgroups
 #   make bench      dm-ioband against BFQ, blk-iocost, blk-throttle and plain
 #                   dm-linear, in a guest, on 6.1 and 6.12: bench/results/<kernel>/
-#                   bench.md|csv, plots/, samples/, and the README's table
+#                   bench.md|csv, plots/, samples/, and bench/results/RESULTS.md
 #                   (3 boots a kernel, about 3 hours in all)
 #   make bench-fairness   the same (an alias, kept from before the peers)
 #   make bench-overhead   instructions per bio; CPU-bound IOPS vs dm-linear
@@ -102,7 +102,8 @@ MODULE_KO     := dm-ioband/dm-ioband.ko
 module_kver = $$(modinfo -F vermagic $(MODULE_KO) | cut -d' ' -f1)
 TOOLS_VARS    = DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) SBINDIR=$(SBINDIR) \
 		MANDIR=$(MANDIR) BASHCOMPDIR=$(BASHCOMPDIR)
-DOCS          := README.md Documentation/ioband.rst packaging/README-install.md
+DOCS          := README.md Documentation/ioband.rst Documentation/ioband-design.rst \
+		 Documentation/install.md
 UNITS         := systemd/iobandctl-apply.service systemd/iobandctl-apply.path \
 		 systemd/iobandctl-reapply.service systemd/iobandctl-export.service \
 		 systemd/iobandctl-export.timer
