@@ -185,6 +185,34 @@ int cmd_remove(const struct command *cmd, int argc, char **argv)
 }
 
 
+/* list --json: schema.h; frees @names. */
+static int list_json(char **names, size_t n)
+{
+	struct schema_list_entry *devs = xcalloc(n, sizeof(*devs));
+	struct ioband_table_args *tables = xcalloc(n, sizeof(*tables));
+	size_t i, k = 0;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		/* Gone since the listing: skip it. */
+		if (!load_table(names[i], &tables[k], NULL, 1))
+			continue;
+		devs[k].name = names[i];
+		devs[k].table = &tables[k];
+		devs[k].device = device_name(tables[k].device);
+		k++;
+	}
+	rc = schema_write_list(stdout, devs, k);
+	for (i = 0; i < k; i++) {
+		free((char *)devs[i].device);
+		ioband_table_free(&tables[i]);
+	}
+	free(tables);
+	free(devs);
+	free_names(names, n);
+	return rc || fflush(stdout) ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 int cmd_list(const struct command *cmd, int argc, char **argv)
 {
 	static const struct {
@@ -217,6 +245,8 @@ int cmd_list(const struct command *cmd, int argc, char **argv)
 		errx(EXIT_FAILURE, "dm-ioband is not loaded: load it with "
 		     "modprobe dm-ioband");
 
+	if (opts.json)
+		return list_json(names, n);
 	tb = report_new_table(&opts, "iobanddevices");
 	if (!tb)
 		die_nomem();
@@ -265,8 +295,15 @@ int cmd_table(const struct command *cmd, int argc, char **argv)
 	uint64_t sectors, *ids;
 	char **names, *dev;
 	size_t i;
+	int c, json = 0;
 
-	parse_no_options(cmd, argc, argv, 1, 1);
+	while ((c = next_option(cmd, argc, argv)) != -1) {
+		if (c == 'J')
+			json = 1;
+		else
+			other_option(cmd, c);
+	}
+	check_operands(cmd, argc, 1, 1);
 	if (!load_table(argv[optind], &t, &sectors, 0))
 		return EXIT_FAILURE;
 	spec = ioband_spec_of_policy(t.policy);
@@ -277,6 +314,10 @@ int cmd_table(const struct command *cmd, int argc, char **argv)
 	names = group_names(t.group_type, ids, t.nr_weights);
 	dev = device_name(t.device);
 
+	if (json) {
+		schema_write_table(stdout, argv[optind], sectors, &t, dev, names);
+		goto out;
+	}
 	ioband_table_default_spec(&t, &g);
 	ioband_format_spec(spec, &g, s, sizeof(s));
 	printf("0 %" PRIu64 " %s %s %s %u %u %s %s %u :%s", sectors,
@@ -291,7 +332,7 @@ int cmd_table(const struct command *cmd, int argc, char **argv)
 			printf(" %" PRIu64 ":%s", ids[i], s);
 	}
 	putchar('\n');
-
+out:
 	free(dev);
 	free_names(names, t.nr_weights);
 	free(ids);

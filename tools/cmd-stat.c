@@ -117,13 +117,28 @@ static struct metrics_device *metrics_devices(const struct sample_set *set)
 	return devs;
 }
 
-/* The rows as libsmartcols wrote them, then the devices, to stdout. */
-static void print_json_report(const char *json, const struct sample_set *set)
+/* The devices of @set and their groups, as schema.h writes them. */
+static void print_json_report(const struct sample_set *set)
 {
-	struct metrics_device *devs = metrics_devices(set);
+	struct schema_device *devs = xcalloc(set->n, sizeof(*devs));
+	size_t i;
 
-	metrics_write_json_report(stdout, json, devs, set->n);
+	for (i = 0; i < set->n; i++) {
+		devs[i].name = set->samples[i].name;
+		devs[i].stats = &set->samples[i].stats;
+		devs[i].group_names = set->samples[i].names;
+		devs[i].rates = set->rates[i];
+	}
+	schema_write_stats(stdout, devs, set->n);
 	free(devs);
+}
+
+/* --json has every key of the schema: -o is for the tables. */
+static void check_json_columns(const struct watch_opts *w)
+{
+	if (w->report.opts.json && w->columns)
+		warnx("--output is ignored with --json: its keys are fixed "
+		      "(iobandctl(8), JSON OUTPUT)");
 }
 
 static int metrics_format_arg(const char *arg)
@@ -232,6 +247,7 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 	if (argc - optind > 1)
 		stat_report_prepend_column(&w.report, COL_NAME);
 	watch_columns(cmd, &w);
+	check_json_columns(&w);
 
 	for (n = 0; !w.count || n < w.count; n++) {
 		char *out;
@@ -255,17 +271,17 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 			free_sample_set(&cur);
 			break;
 		}
-		range_columns(&w, &cur);
-		out = render_rows(&w.report, cur.rows, cur.nrows);
 		if (w.report.opts.json) {
-			print_json_report(out, &cur);
+			print_json_report(&cur);
 		} else {
+			range_columns(&w, &cur);
+			out = render_rows(&w.report, cur.rows, cur.nrows);
 			printf("%s%s\n", n ? "\n" : "", out);
 			if (!w.report.opts.raw && !w.report.opts.noheadings)
 				print_windows(&cur);
+			free(out);
 		}
 		fflush(stdout);
-		free(out);
 		free_sample_set(&prev);
 		prev = cur;
 	}
@@ -440,6 +456,11 @@ static void top_frame(const struct sample_set *set, struct stat_report *r,
 	time_t t = time(NULL);
 	size_t i;
 
+	if (r->opts.json) {
+		print_json_report(set);
+		fflush(stdout);
+		return;
+	}
 	for (i = 0; i < set->nrows; i++) {
 		iops += set->rows[i].rates->iops;
 		bps += set->rows[i].rates->bytes_per_sec;
@@ -503,6 +524,10 @@ int cmd_top(const struct command *cmd, int argc, char **argv)
 	}
 	check_operands(cmd, argc, 0, INT_MAX);
 	watch_columns(cmd, &w);
+	check_json_columns(&w);
+	/* JSON is for programs: no terminal control. */
+	if (w.report.opts.json)
+		batch = 1;
 
 	/* Named devices must exist; else every ioband device, as they come. */
 	if (optind < argc) {

@@ -78,10 +78,11 @@ static const struct command commands[] = {
 	  " -r, --raw          use raw output format\n"
 	  " -n, --noheadings   don't print headings\n"
 	  " -h, --help         display this help\n", NULL },
-	{ "table", cmd_table, "<name>",
+	{ "table", cmd_table, "[options] <name>",
 	  "Print the table of ioband device <name> as dmsetup table does, with\n"
 	  "the device and the groups named (cgroup paths, users, groups)",
 	  "Options:\n"
+	  " -J, --json   use JSON output format\n"
 	  " -h, --help   display this help\n", NULL },
 	{ "set", cmd_set, "[options] <name> [<key>=<spec>...]",
 	  "Change the weights, ranges and tunables of a live ioband device (no\n"
@@ -125,9 +126,8 @@ static const struct command commands[] = {
 	  " -i, --interval <secs>  report again every <secs> seconds, the rates of\n"
 	  "                          the interval\n"
 	  " -c, --count <n>        stop after <n> reports (with --interval)\n"
-	  " -J, --json             use JSON output format (one object per report:\n"
-	  "                          the rows with their raw counters, and the\n"
-	  "                          devices' domain fields)\n"
+	  " -J, --json             use JSON output format: one object per report,\n"
+	  "                          every key always (iobandctl(8), JSON OUTPUT)\n"
 	  "     --format <fmt>     table (default), json, prometheus (the text\n"
 	  "                          exposition format) or openmetrics: the\n"
 	  "                          counters once, for a collector\n"
@@ -146,6 +146,8 @@ static const struct command commands[] = {
 	  " -c, --count <n>          stop after <n> refreshes; also --iterations\n"
 	  " -B, --batch              print each refresh below the last, without\n"
 	  "                            terminal control, for logs and scripts\n"
+	  " -J, --json               an object per refresh, as stat --json (implies\n"
+	  "                            --batch)\n"
 	  " -r, --raw                use raw output format\n"
 	  "     --noheadings         don't print headings\n"
 	  "     --bytes              print sizes in bytes, not in human-readable form\n"

@@ -24,6 +24,7 @@
 #include "iobandtab.h"
 #include "options.h"
 #include "report.h"
+#include "schema.h"
 #include "strprintf.h"
 #include "unit.h"
 

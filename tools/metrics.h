@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The counters of ioband devices for collectors: the Prometheus text
- * exposition format (what node_exporter's textfile collector reads), its
- * OpenMetrics form, and the devices' domain fields as JSON. Pure: no
+ * exposition format (what node_exporter's textfile collector reads) and
+ * its OpenMetrics form. Pure: no
  * libdevmapper, no libsmartcols, so the unit tests feed it sample stats
  * and check the output with real parsers.
  */
@@ -32,19 +32,5 @@ int metrics_parse_format(const char *name);
 /* Every metric of @devs; 0, or -EIO when @out failed. */
 int metrics_write(FILE *out, enum metrics_format format,
 		  const struct metrics_device *devs, size_t n);
-
-/*
- * "devices": [...], one object per device: its name and every field of
- * the stats message's domain record (numbers as numbers), for stat --json.
- */
-int metrics_write_json_devices(FILE *out, const struct metrics_device *devs,
-			       size_t n, const char *indent);
-
-/*
- * @rows_json, one object as libsmartcols writes a table ({ "ioband": [...]
- * }), with "devices" added as its second member; a newline at the end.
- */
-int metrics_write_json_report(FILE *out, const char *rows_json,
-			      const struct metrics_device *devs, size_t n);
 
 #endif /* IOBAND_METRICS_H */

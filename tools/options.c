@@ -43,6 +43,11 @@ static const struct option list_opts[] = {
 	HELP, END
 };
 
+static const struct option table_opts[] = {
+	{ "json", no_argument, NULL, 'J' },
+	HELP, END
+};
+
 static const struct option set_opts[] = {
 	{ "io-limit",    required_argument, NULL, OPT_IO_LIMIT },
 	{ "io-throttle", required_argument, NULL, OPT_IO_THROTTLE },
@@ -76,6 +81,7 @@ static const struct option top_opts[] = {
 	{ "iterations", required_argument, NULL, 'c' },
 	{ "batch",      no_argument,       NULL, 'B' },
 	{ "output",     required_argument, NULL, 'o' },
+	{ "json",       no_argument,       NULL, 'J' },
 	{ "raw",        no_argument,       NULL, 'r' },
 	{ "noheadings", no_argument,       NULL, OPT_NOHEADINGS },
 	{ "bytes",      no_argument,       NULL, OPT_BYTES },
@@ -126,14 +132,14 @@ const struct cmd_options cmd_options[] = {
 	{ "create",    "d:p:t:g:w:D:R:h",  create_opts, create_deprecated },
 	{ "remove",    "h",                help_only,   none },
 	{ "list",      "Jrnh",             list_opts,   none },
-	{ "table",     "h",                help_only,   none },
+	{ "table",     "Jh",               table_opts,  none },
 	{ "set",       "h",                set_opts,    none },
 	{ "attach",    "h",                help_only,   none },
 	{ "detach",    "h",                help_only,   none },
 	{ "policy",    "h",                help_only,   none },
 	{ "reset",     "h",                help_only,   none },
 	{ "stat",      "bJrno:i:c:h",      stat_opts,   none },
-	{ "top",       "i:c:Bo:rh",        top_opts,    top_deprecated },
+	{ "top",       "i:c:Bo:Jrh",       top_opts,    top_deprecated },
 	{ "export",    "T:h",              export_opts, export_deprecated },
 	{ "apply",     "h",                apply_opts,  apply_deprecated },
 	{ "save",      "Ph",               save_opts,   none },

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libsmartcols tables for iobandctl, in the manner of util-linux
- * (misc-utils/fincore.c): a colinfo array, -o columns, --raw and --json
- * with numbers typed as numbers. A value that cannot be known (a rate
- * without an interval, a wait without IO) is "-" for people and null in
- * JSON.
+ * (misc-utils/fincore.c): a colinfo array, -o columns, --raw. A value
+ * that cannot be known (a rate without an interval, a wait without IO) is
+ * "-". --json is not written here but by schema.c, whose keys do not
+ * follow the columns.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -67,43 +67,6 @@ static const struct colinfo infos[NR_COLUMNS] = {
 			   "reserved bandwidth, KB/s (range policies)" },
 	[COL_MAX]      = { "MAX",            5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			   "bandwidth limit, KB/s; - (null): no limit" },
-};
-
-/*
- * With --json, each row also carries the raw counters, before the
- * columns: integers in the unit their key names, null when unknown (the
- * scheduler's fields from a module without the stats message), for
- * collectors that differentiate counters themselves.
- */
-enum {
-	RAW_READS,
-	RAW_WRITES,
-	RAW_READ_BYTES,
-	RAW_WRITE_BYTES,
-	RAW_DELAYED_READS,
-	RAW_DELAYED_WRITES,
-	RAW_QUEUED,
-	RAW_IN_FLIGHT,
-	RAW_WAIT_NS,
-	RAW_WAIT_MAX_NS,
-	RAW_SERVICE_NS,
-	RAW_OPEN_IOS,
-	NR_RAW
-};
-
-static const char *const raw_names[NR_RAW] = {
-	[RAW_READS]          = "READ_IOS",
-	[RAW_WRITES]         = "WRITE_IOS",
-	[RAW_READ_BYTES]     = "READ_BYTES",
-	[RAW_WRITE_BYTES]    = "WRITE_BYTES",
-	[RAW_DELAYED_READS]  = "DELAYED_READ_IOS",
-	[RAW_DELAYED_WRITES] = "DELAYED_WRITE_IOS",
-	[RAW_QUEUED]         = "QUEUED_IOS",
-	[RAW_IN_FLIGHT]      = "IN_FLIGHT_IOS",
-	[RAW_WAIT_NS]        = "WAIT_NS",
-	[RAW_WAIT_MAX_NS]    = "WAIT_MAX_NS",
-	[RAW_SERVICE_NS]     = "SERVICE_NS",
-	[RAW_OPEN_IOS]       = "OPEN_IOS",
 };
 
 struct libscols_table *report_new_table(const struct report_opts *opts,
@@ -226,10 +189,6 @@ int stat_report_init(struct stat_report *r)
 	r->tb = report_new_table(&r->opts, "ioband");
 	if (!r->tb)
 		return -ENOMEM;
-	for (i = 0; r->opts.json && i < NR_RAW; i++)
-		if (report_add_column(r->tb, raw_names[i], 5, SCOLS_FL_RIGHT,
-				      SCOLS_JSON_NUMBER))
-			return -ENOMEM;
 	for (i = 0; i < r->ncolumns; i++) {
 		const struct colinfo *ci = &infos[r->columns[i]];
 		int type = ci->json_type;
@@ -336,63 +295,15 @@ static char *stat_cell(const struct stat_report *r, const struct stat_row *row,
 	}
 }
 
-static char *raw_cell(const struct stat_report *r, const struct stat_row *row,
-		      int raw)
-{
-	const struct ioband_stats_group *g = row->g;
-	uint64_t v;
-
-	switch (raw) {
-	case RAW_READS:
-		return strprintf("%" PRIu64, g->reads);
-	case RAW_WRITES:
-		return strprintf("%" PRIu64, g->writes);
-	case RAW_READ_BYTES:
-		return strprintf("%" PRIu64, g->read_sectors * 512);
-	case RAW_WRITE_BYTES:
-		return strprintf("%" PRIu64, g->write_sectors * 512);
-	case RAW_DELAYED_READS:
-		return strprintf("%" PRIu64, g->delayed_reads);
-	case RAW_DELAYED_WRITES:
-		return strprintf("%" PRIu64, g->delayed_writes);
-	}
-	if (!row->has_sched || (raw == RAW_OPEN_IOS && !g->has_open))
-		return unknown(r);
-	switch (raw) {
-	case RAW_OPEN_IOS:
-		v = g->open_ios;
-		break;
-	case RAW_QUEUED:
-		v = g->queued;
-		break;
-	case RAW_IN_FLIGHT:
-		v = g->in_flight;
-		break;
-	case RAW_WAIT_NS:
-		v = g->wait_ns;
-		break;
-	case RAW_WAIT_MAX_NS:
-		v = g->wait_max_ns;
-		break;
-	default: /* RAW_SERVICE_NS */
-		v = g->service_ns;
-		break;
-	}
-	return strprintf("%" PRIu64, v);
-}
-
 int stat_report_add(struct stat_report *r, const struct stat_row *row)
 {
 	struct libscols_line *ln = scols_table_new_line(r->tb, NULL);
-	size_t i, first = 0;
+	size_t i;
 
 	if (!ln)
 		return -ENOMEM;
-	for (; r->opts.json && first < NR_RAW; first++)
-		if (report_set_cell(ln, first, raw_cell(r, row, first)))
-			return -ENOMEM;
 	for (i = 0; i < r->ncolumns; i++)
-		if (report_set_cell(ln, first + i,
+		if (report_set_cell(ln, i,
 				    stat_cell(r, row, r->columns[i])))
 			return -ENOMEM;
 	return 0;

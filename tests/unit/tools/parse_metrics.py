@@ -105,10 +105,10 @@ def promtool():
 
 def json_devices():
     devices = json.loads(output("json"))["devices"]
-    if [d["name"] for d in devices] != ["io1", "io2"]:
+    if [d["name"] for d in devices] != ["io1", "io2", "io3"]:
         raise ValueError("devices %r" % devices)
-    if devices[1]["window_ns"] != 20000000 or \
-            devices[1]["writeback_attribution"] != "cgroup":
+    if devices[1]["module"]["window_ns"] != 20000000 or \
+            devices[1]["attribution"]["route"] != "cgroup":
         raise ValueError("domain fields of io2: %r" % devices[1])
 
 

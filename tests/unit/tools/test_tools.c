@@ -27,6 +27,7 @@
 #include "metrics.h"
 #include "options.h"
 #include "report.h"
+#include "schema.h"
 #include "unit.h"
 
 static int failed;	/* the current test failed */
@@ -929,98 +930,6 @@ static void check_json(const char *out)
 	}
 }
 
-static void test_report_json(void)
-{
-	struct stat_report rep = { .opts = { .json = 1 } };
-	const char *bad, *list = "NAME,GROUP,ID,WEIGHT,SHARE,IOPS,MB/s,READS,"
-		"WRITES,READ-BYTES,WRITE-BYTES,DELAYED,DELAYED-READS,"
-		"DELAYED-WRITES,QUEUED,INFLIGHT,WAIT,WAIT-MAX,SERVICE,MIN,MAX";
-	size_t len;
-	char *out;
-
-	CHECK(stat_report_columns(&rep, list, &bad, &len) == 0);
-	CHECK(rep.ncolumns == NR_COLUMNS);
-	out = render_example(&rep, 1);
-	check_json(out);
-	CHECK(out && strstr(out, "\"group\": \"a/b\\\\c\""));
-	CHECK(out && strstr(out, "\"name\": \"dev \\\"1\\\"\""));
-	CHECK(out && strstr(out, "\"group\": \"<default>\""));
-	CHECK(out && strstr(out, "\"id\": -1,"));
-	CHECK(out && strstr(out, "\"share\": 75.0,"));
-	CHECK(out && strstr(out, "\"iops\": 30.0,"));
-	CHECK(out && strstr(out, "\"mb/s\": 0.12,"));
-	CHECK(out && strstr(out, "\"read-bytes\": 122880,"));
-	CHECK(out && strstr(out, "\"wait\": 1.00,"));
-	CHECK(out && strstr(out, "\"wait-max\": 9.00,"));
-	free(out);
-
-	/* From a status line: no rates, no queue: null, still valid. */
-	out = render_example(&rep, 0);
-	check_json(out);
-	CHECK(out && strstr(out, "\"iops\": null,"));
-	CHECK(out && strstr(out, "\"queued\": null,"));
-	CHECK(out && strstr(out, "\"share\": 75.0,"));
-	free(out);
-}
-
-/* --json: the raw counters come first in each row, in their units. */
-static void test_report_json_raw(void)
-{
-	struct stat_report rep = {
-		.columns = { COL_GROUP, COL_WAIT_MAX }, .ncolumns = 2,
-		.opts = { .json = 1 },
-	};
-	char *out;
-
-	out = render_example(&rep, 1);
-	check_json(out);
-	CHECK(out && strstr(out, "{\n         \"read_ios\": 10,"));
-	CHECK(out && strstr(out, "\"read_bytes\": 40960,"));
-	CHECK(out && strstr(out, "\"write_bytes\": 0,"));
-	CHECK(out && strstr(out, "\"delayed_read_ios\": 1,"));
-	CHECK(out && strstr(out, "\"queued_ios\": 3,"));
-	CHECK(out && strstr(out, "\"wait_ns\": 30000000,"));
-	CHECK(out && strstr(out, "\"wait_max_ns\": 9000000,"));
-	CHECK(out && strstr(out, "\"service_ns\": 2000000,"));
-	/* The example's module times every IO. */
-	CHECK(out && strstr(out, "\"open_ios\": null,"));
-	/* The table's columns follow, the last one last. */
-	CHECK(out && strstr(out, "\"wait-max\": 9.00\n"));
-	free(out);
-	out = render_example(&rep, 0);
-	check_json(out);
-	CHECK(out && strstr(out, "\"wait_ns\": null,"));
-	CHECK(out && strstr(out, "\"read_bytes\": 40960,"));
-	free(out);
-	/* With the devices after the rows: still one valid object. */
-	{
-		struct ioband_stats st;
-		struct metrics_device dev = { "d", &st, NULL };
-		char *whole = NULL;
-		size_t size;
-		FILE *f = open_memstream(&whole, &size);
-
-		out = render_example(&rep, 1);
-		CHECK(f && out && !ioband_parse_stats(stats_example, &st));
-		if (f && out && !failed) {
-			metrics_write_json_report(f, out, &dev, 1);
-			fclose(f);
-			check_json(whole);
-			CHECK(whole && strstr(whole, "\"devices\": [\n      {\n         \"name\": \"d\","));
-			CHECK(whole && strstr(whole, "\"vtime\": 123456789012\n"));
-			ioband_stats_free(&st);
-		}
-		free(whole);
-		free(out);
-	}
-	/* Not in the human table. */
-	rep.opts.json = 0;
-	rep.opts.raw = 1;
-	out = render_example(&rep, 1);
-	CHECK(out && !strstr(out, "READ_BYTES") && strstr(out, "WAIT-MAX"));
-	free(out);
-}
-
 /*
  * Metrics: two devices, the second from a kernel with domain fields this
  * iobandctl does not know, one of them a word.
@@ -1039,7 +948,7 @@ static const char stats_newer[] =
 	"min_kbps=100 max_kbps=2000 open_ios=0\n";
 
 /* Writes the metrics of the two example devices; allocated. */
-static char *example_metrics(enum metrics_format format, int json)
+static char *example_metrics(enum metrics_format format)
 {
 	static char *names[] = { NULL, "web \"a\"\\b" };
 	struct ioband_stats st[2];
@@ -1056,13 +965,7 @@ static char *example_metrics(enum metrics_format format, int json)
 		return NULL;
 	f = open_memstream(&text, &size);
 	if (f) {
-		if (json) {
-			fputs("{\n", f);
-			metrics_write_json_devices(f, devs, 2, "   ");
-			fputs("\n}\n", f);
-		} else {
-			metrics_write(f, format, devs, 2);
-		}
+		metrics_write(f, format, devs, 2);
 		fclose(f);
 	}
 	ioband_stats_free(&st[0]);
@@ -1072,7 +975,7 @@ static char *example_metrics(enum metrics_format format, int json)
 
 static void test_metrics(void)
 {
-	char *out = example_metrics(METRICS_PROMETHEUS, 0);
+	char *out = example_metrics(METRICS_PROMETHEUS);
 
 	CHECK(out != NULL);
 	if (!out)
@@ -1105,22 +1008,281 @@ static void test_metrics(void)
 	CHECK(!strstr(out, "# EOF"));
 	free(out);
 
-	out = example_metrics(METRICS_OPENMETRICS, 0);
+	out = example_metrics(METRICS_OPENMETRICS);
 	CHECK(out && strstr(out, "# TYPE ioband_group_read_bytes counter\n"));
 	CHECK(out && strstr(out, "\nioband_group_read_bytes_total{device=\"io1\""));
 	CHECK(out && strstr(out, "# TYPE ioband_domain info\n"));
 	CHECK(out && strlen(out) > 6 && !strcmp(out + strlen(out) - 6, "# EOF\n"));
 	free(out);
 
-	out = example_metrics(METRICS_PROMETHEUS, 1);
-	check_json(out);
-	CHECK(out && strstr(out, "\"name\": \"io2\",\n         \"domain\": \"shared\","));
-	CHECK(out && strstr(out, "\"window_ns\": 20000000,"));
-	CHECK(out && strstr(out, "\"writeback_attribution\": \"cgroup\"\n"));
-	free(out);
 	CHECK(metrics_parse_format("openmetrics") == METRICS_OPENMETRICS);
 	CHECK(metrics_parse_format("prometheus") == METRICS_PROMETHEUS);
 	CHECK(metrics_parse_format("json") == -1);
+}
+
+/*
+ * --json, schema 1 (schema.h): what list, table, stat and top print from
+ * canned tables and stats. test-tools --print-json KIND prints them for
+ * check_schema.py, which validates them against tools/iobandctl.schema.json.
+ */
+
+/* A module with the writeback attribution of issue 43. */
+static const char stats_attributed[] =
+	"domain=att policy=weight-range token_base=0 io_throttle=4 io_limit=0 "
+	"carryover=2 in_flight=1 queued=0 vtime=9 elapsed_ns=2000000000 "
+	"window_sectors=256 in_flight_sectors=8 window_rate_kbps=1000 "
+	"window_min_lat_ns=150000 window_inline=0 window_full=3 idle_waits=4 "
+	"urgent=5 writeback_attribution=wb+orig-bio dm_layout=btf "
+	"attributed_orig_bio=11 attributed_wb=22 attributed_task=33 "
+	"writeback_hold_sectors=2048 future_word=abc future_count=7\n"
+	"group=-1 weight=100 reads=4 read_sectors=32 writes=0 write_sectors=0 "
+	"delayed_reads=0 delayed_writes=0 queued=0 in_flight=0 wait_ns=400 "
+	"wait_max_ns=300 service_ns=800 finish_tag=0 min_kbps=0 max_kbps=0 "
+	"writeback_waits=1 writeback_wait_ns=5000 open_ios=0 group_future=1\n";
+
+static const char *const stats_texts[] = {
+	stats_example, stats_newer, stats_attributed
+};
+#define NR_STATS_TEXTS	(sizeof(stats_texts) / sizeof(*stats_texts))
+
+/*
+ * stat or top --json of the example devices: @interval_ns 0 is since the
+ * counters started (stat's first report), else the rates between two
+ * samples (top's refresh, stat --interval). Allocated.
+ */
+static char *example_stats_json(uint64_t interval_ns)
+{
+	static char *names[] = { NULL, "web \"a\"\\b" };
+	struct ioband_stats prev[NR_STATS_TEXTS], st[NR_STATS_TEXTS];
+	struct ioband_rates rates[NR_STATS_TEXTS][4];
+	struct schema_device devs[NR_STATS_TEXTS];
+	char *text = NULL;
+	size_t size, i;
+	FILE *f;
+
+	for (i = 0; i < NR_STATS_TEXTS; i++) {
+		if (ioband_parse_stats(stats_texts[i], &st[i]) ||
+		    ioband_parse_stats(stats_texts[i], &prev[i]))
+			return NULL;
+		/* Some IO since the previous sample. */
+		prev[i].groups[0].reads = 0;
+		prev[i].groups[0].read_sectors = 0;
+		ioband_stats_rates(interval_ns ? &prev[i] : NULL, &st[i],
+				   interval_ns ? interval_ns :
+				   st[i].has_elapsed ? st[i].elapsed_ns : 0,
+				   rates[i]);
+		devs[i].name = i == 1 ? "io2" : i ? "io3" : "io1";
+		devs[i].stats = &st[i];
+		devs[i].group_names = i ? NULL : names;
+		devs[i].rates = rates[i];
+	}
+	f = open_memstream(&text, &size);
+	if (f) {
+		schema_write_stats(f, devs, NR_STATS_TEXTS);
+		if (interval_ns)	/* top: a second refresh */
+			schema_write_stats(f, devs, 1);
+		fclose(f);
+	}
+	for (i = 0; i < NR_STATS_TEXTS; i++) {
+		ioband_stats_free(&st[i]);
+		ioband_stats_free(&prev[i]);
+	}
+	return text;
+}
+
+/* stat --json of a module without the stats message: its status line. */
+static char *example_old_module_json(void)
+{
+	struct ioband_status status;
+	struct ioband_table_args t;
+	struct ioband_stats st;
+	struct ioband_rates rates[3];
+	struct schema_device dev = { "old", &st, NULL, rates };
+	char *text = NULL;
+	size_t size;
+	FILE *f;
+
+	if (ioband_parse_params("254:0 d 0 0 cgroup weight-iosize 0 :40 5012:300", &t) ||
+	    ioband_parse_status("d -1 1 2 3 4 5 6 5012 7 8 9 10 11 12 99 0 0 0 0 0 0",
+				&status) ||
+	    ioband_stats_from_status(&t, &status, &st))
+		return NULL;
+	ioband_stats_rates(NULL, &st, 0, rates);
+	f = open_memstream(&text, &size);
+	if (f) {
+		schema_write_stats(f, &dev, 1);
+		fclose(f);
+	}
+	ioband_stats_free(&st);
+	ioband_status_free(&status);
+	ioband_table_free(&t);
+	return text;
+}
+
+static const char *const example_tables[] = {
+	"254:0 ioband1 0 0 cgroup weight 0 :100 1234:200 18446744073709551615:50",
+	"8:16 shared 4 32 uid weight-range 2048 :100:0:0 0:300:1024:4096",
+	"8:16 shared 0 0 gid range-bw 0 :0:0 10:100:0",
+};
+#define NR_EXAMPLE_TABLES	(sizeof(example_tables) / sizeof(*example_tables))
+
+static char *example_list_json(void)
+{
+	struct ioband_table_args t[NR_EXAMPLE_TABLES];
+	struct schema_list_entry devs[NR_EXAMPLE_TABLES];
+	static const char *const names[] = { "io1", "io \"2\"", "io3" };
+	char *text = NULL;
+	size_t size, i;
+	FILE *f;
+
+	for (i = 0; i < NR_EXAMPLE_TABLES; i++) {
+		if (ioband_parse_params(example_tables[i], &t[i]))
+			return NULL;
+		devs[i].name = names[i];
+		devs[i].table = &t[i];
+		devs[i].device = i ? "/dev/sdb" : "254:0";
+	}
+	f = open_memstream(&text, &size);
+	if (f) {
+		schema_write_list(f, devs, NR_EXAMPLE_TABLES);
+		fclose(f);
+	}
+	for (i = 0; i < NR_EXAMPLE_TABLES; i++)
+		ioband_table_free(&t[i]);
+	return text;
+}
+
+static char *example_table_json(void)
+{
+	static char *names[] = { "a/b", NULL };
+	char *text = NULL;
+	size_t size, i;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < NR_EXAMPLE_TABLES; i++) {
+		struct ioband_table_args t;
+
+		if (ioband_parse_params(example_tables[i], &t))
+			break;
+		schema_write_table(f, "io1", 2097152, &t, "/dev/sdb",
+				   t.nr_weights == 2 ? names : NULL);
+		ioband_table_free(&t);
+	}
+	fclose(f);
+	return i == NR_EXAMPLE_TABLES ? text : (free(text), NULL);
+}
+
+static char *example_json(const char *kind)
+{
+	if (!strcmp(kind, "list"))
+		return example_list_json();
+	if (!strcmp(kind, "table"))
+		return example_table_json();
+	if (!strcmp(kind, "stat"))
+		return example_stats_json(0);
+	if (!strcmp(kind, "stat-old-module"))
+		return example_old_module_json();
+	if (!strcmp(kind, "top"))
+		return example_stats_json(1000000000ULL);
+	return NULL;
+}
+
+/* Every output is one strict JSON value per object, "schema": 1 first. */
+static void check_json_objects(const char *out)
+{
+	const char *p = out;
+
+	CHECK(out != NULL);
+	while (p && *p) {
+		const char *end = strstr(p, "\n}\n");
+		char *one;
+
+		CHECK(end != NULL && !strncmp(p, "{\n  \"schema\": 1,\n", 17));
+		if (!end)
+			return;
+		one = strndup(p, end + 3 - p);
+		check_json(one);
+		free(one);
+		p = end + 3;
+	}
+}
+
+static void test_json_schema_stats(void)
+{
+	char *out = example_json("stat");
+
+	check_json_objects(out);
+	if (!out)
+		return;
+	/* Fixed snake_case keys, units in their names, none of the old ones. */
+	CHECK(strstr(out, "\"read_bytes\": 40960,"));
+	CHECK(strstr(out, "\"wait_max_ns\": 9000000,"));
+	CHECK(strstr(out, "\"share_pct\": 25.0,"));
+	CHECK(!strstr(out, "mb/s") && !strstr(out, "read-bytes") &&
+	      !strstr(out, "wait-max"));
+	CHECK(strstr(out, "\"group\": \"web \\\"a\\\"\\\\b\","));
+	CHECK(strstr(out, "\"id\": -1,"));
+	/* A range policy's limit in bytes/s; 0 is no limit. */
+	CHECK(strstr(out, "\"max_bytes_per_second\": 2048000,"));
+	/* The module's fields the schema does not name, under "module". */
+	CHECK(strstr(out, "\"module\": {\n        \"vtime\": 123456789012\n      },"));
+	CHECK(strstr(out, "\"window_ns\": 20000000\n"));
+	CHECK(strstr(out, "\"future_word\": \"abc\","));
+	CHECK(strstr(out, "\"group_future\": 1\n"));
+	CHECK(strstr(out, "\"finish_tag\": 77\n"));
+	/* Known fields are not repeated there. */
+	CHECK(!strstr(out, "\"writeback_attribution\""));
+	CHECK(!strstr(out, "\"window_sectors\""));
+	/* The attribution: route, layout, bios by route; null when absent. */
+	CHECK(strstr(out, "\"attribution\": {\n        \"route\": \"wb+orig-bio\",\n"
+		      "        \"dm_layout\": \"btf\",\n        \"bios_orig_bio\": 11,\n"
+		      "        \"bios_wb\": 22,\n        \"bios_task\": 33\n      },"));
+	CHECK(strstr(out, "\"attribution\": {\n        \"route\": \"cgroup\",\n"
+		      "        \"dm_layout\": null,\n        \"bios_orig_bio\": null,"));
+	CHECK(strstr(out, "\"route\": null,"));
+	CHECK(strstr(out, "\"window\": {\n        \"inline\": false,\n"
+		      "        \"bytes\": 131072,\n        \"in_flight_bytes\": 4096,\n"
+		      "        \"rate_bytes_per_second\": 1024000,"));
+	free(out);
+
+	/* From a status line: no queue, no rates, all keys still there. */
+	out = example_json("stat-old-module");
+	check_json_objects(out);
+	CHECK(out && strstr(out, "\"queued_ios\": null,"));
+	CHECK(out && strstr(out, "\"iops\": null,"));
+	CHECK(out && strstr(out, "\"module\": {},"));
+	free(out);
+
+	/* top: an object per refresh. */
+	out = example_json("top");
+	check_json_objects(out);
+	CHECK(out && strstr(out, "\"iops\": 10.0,"));
+	free(out);
+}
+
+static void test_json_schema_list_table(void)
+{
+	char *out = example_json("list");
+
+	check_json_objects(out);
+	CHECK(out && strstr(out, "\"name\": \"io \\\"2\\\"\","));
+	CHECK(out && strstr(out, "\"nr_groups\": 2,"));
+	CHECK(out && strstr(out, "\"group_type\": \"uid\","));
+	free(out);
+	out = example_json("table");
+	check_json_objects(out);
+	CHECK(out && strstr(out, "\"group\": \"a/b\",\n        \"id\": 1234,\n"
+			    "        \"weight\": 200,\n"
+			    "        \"min_bytes_per_second\": null,"));
+	CHECK(out && strstr(out, "\"group\": null,\n        \"id\": 0,\n"
+			    "        \"weight\": 300,\n"
+			    "        \"min_bytes_per_second\": 1048576,\n"
+			    "        \"max_bytes_per_second\": 4194304\n"));
+	/* range-bw: no weight. */
+	CHECK(out && strstr(out, "\"id\": 10,\n        \"weight\": null,\n"));
+	free(out);
 }
 
 static void test_report_human(void)
@@ -1992,8 +2154,6 @@ static const struct {
 	TEST(test_rates_untimed_ios),
 	TEST(test_rates_interval),
 	TEST(test_json_check),
-	TEST(test_report_json),
-	TEST(test_report_json_raw),
 	TEST(test_metrics),
 	TEST(test_report_human),
 	TEST(test_sort_throughput),
@@ -2012,6 +2172,8 @@ static const struct {
 	TEST(test_tab_round_trip),
 	TEST(test_tab_example),
 	TEST(test_option_letters),
+	TEST(test_json_schema_stats),
+	TEST(test_json_schema_list_table),
 };
 
 /*
@@ -2023,11 +2185,9 @@ int main(int argc, char **argv)
 	size_t i, passed = 0, nfailed = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "--print-metrics")) {
-		int json = !strcmp(argv[2], "json");
 		int format = metrics_parse_format(argv[2]);
-		char *out = json || format >= 0 ?
-			    example_metrics(json ? METRICS_PROMETHEUS : format, json) :
-			    NULL;
+		char *out = !strcmp(argv[2], "json") ? example_stats_json(0) :
+			    format >= 0 ? example_metrics(format) : NULL;
 
 		if (!out)
 			return EXIT_FAILURE;
@@ -2036,6 +2196,15 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 
+	if (argc == 3 && !strcmp(argv[1], "--print-json")) {
+		char *out = example_json(argv[2]);
+
+		if (!out)
+			return EXIT_FAILURE;
+		fputs(out, stdout);
+		free(out);
+		return EXIT_SUCCESS;
+	}
 	if (argc == 2 && !strcmp(argv[1], "--list-options")) {
 		verbose_options = 1;
 		failed = 0;

@@ -70,7 +70,7 @@ assert_eq "$(iobandctl list --raw --noheadings)" \
 cr-uid shared1 weight-iosize uid 1 $dev" "list"
 iobandctl list --json >list.json
 grep -q '"name": "cr-uid"' list.json || fail "list --json lacks cr-uid"
-grep -q '"groups": 2,' list.json || fail "list --json: groups not a number"
+grep -q '"nr_groups": 2,' list.json || fail "list --json: nr_groups not a number"
 dm_remove cr-linear
 
 # A cgroup removed since: its id is printed.
@@ -82,6 +82,6 @@ assert_eq "$(iobandctl table cr)" \
 iobandctl remove cr
 iobandctl remove cr-uid
 assert_eq "$(iobandctl list --raw --noheadings)" "" "list after remove"
-assert_eq "$(iobandctl list --json | tr -d ' \n')" '{"iobanddevices":[]}' "empty list --json"
+assert_eq "$(iobandctl list --json | tr -d ' \n')" '{"schema":1,"devices":[]}' "empty list --json"
 [ -z "${created_passwd:-}" ] || rm -f /etc/passwd /etc/group
 remove_nullb cr

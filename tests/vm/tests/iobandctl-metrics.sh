@@ -60,7 +60,7 @@ grep -q "cannot create a file beside no-such-dir/ioband.prom" err.txt || fail "e
 if iobandctl stat --prometheus -i 1 me 2>err.txt; then fail "--prometheus -i"; fi
 grep -q "no --interval" err.txt || fail "--prometheus -i: $(cat err.txt)"
 
-# --json: the table's keys as before, the raw counters, the devices.
+# --json (schema 1): the counters, the devices.
 iobandctl stat --json me >me.json
 cat me.json
 grep -q '"group": "me-a",' me.json || fail "json: group"

@@ -42,9 +42,10 @@ iobandctl stat --json st >stat.json
 cat stat.json
 grep -q '"group": "st-a",' stat.json || fail "json: group"
 grep -q '"weight": 300,' stat.json || fail "json: weight"
-grep -q '"share": 75.0,' stat.json || fail "json: share"
-grep -q '"queued": 0,' stat.json || fail "json: queued"
-grep -q '"wait-max": [0-9][0-9.]*$' stat.json || fail "json: wait-max"
+grep -q '"share_pct": 75.0,' stat.json || fail "json: share_pct"
+grep -q '"queued_ios": 0,' stat.json || fail "json: queued_ios"
+grep -q '"wait_max_ns": [0-9][0-9]*,' stat.json || fail "json: wait_max_ns"
+grep -q '"schema": 1,' stat.json || fail "json: schema"
 [ "$(head -c1 stat.json)" = "{" ] || fail "json: not an object"
 
 # -i/-c: 3 reports, the 2nd and 3rd over an interval with fio running in st-a.
