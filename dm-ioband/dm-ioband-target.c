@@ -132,6 +132,24 @@ struct ioband_open_stats {
 	u64 sectors[IOBAND_NR_DIRS];
 };
 
+/* How a bio's owner was found (see "Which cgroup owns a bio"). */
+enum ioband_route {
+	IOBAND_ROUTE_ORIG_BIO,
+	IOBAND_ROUTE_WB,
+	IOBAND_ROUTE_TASK,
+	IOBAND_NR_ROUTES
+};
+
+/*
+ * A target's bios by the route that found their owner, and those whose
+ * clone ioband associated with that owner for the device below; per CPU,
+ * counted in map, added up by the stats message.
+ */
+struct ioband_route_stats {
+	u64 bios[IOBAND_NR_ROUTES];
+	u64 associated;
+};
+
 /*
  * A CPU's last answers of ioband_cgroup_group(), by io css: a task sends
  * bio after bio from one cgroup, and a hit costs two comparisons where a
@@ -189,6 +207,7 @@ struct ioband_c {
 	 */
 	unsigned long groups_generation;
 	struct ioband_class_cache __percpu *class_cache;
+	struct ioband_route_stats __percpu *route_stats;
 
 	/* Under domain->lock. */
 	unsigned int type_index;	/* ioband_parse_group_type()'s */
@@ -255,7 +274,7 @@ struct ioband_bio {
 
 /*
  * Read without domain->lock by map (ioband_classify(),
- * ioband_bio_is_own_writeback()): a type message that it misses charges
+ * ioband_bio_own_writeback()): a type message that it misses charges
  * one bio as before.
  */
 static enum ioband_group_type ioband_type(const struct ioband_c *ic)
@@ -268,32 +287,43 @@ static enum ioband_group_type ioband_type(const struct ioband_c *ic)
  *
  * Inside map the clone has no blkg yet: dm allocates it without a block
  * device and copies the original bio's cgroup association only when it
- * submits the clone. Asking the current task instead is right for
- * synchronous submitters and wrong for writeback by the flusher, the data
- * half of a PREFLUSH write and bios dm deferred across a suspend: those run
- * in kernel threads. Every kernel from 6.1 to 7.3 does so (alloc_tio()
- * clones with a NULL bdev, so __bio_clone() copies no association;
- * dm_submit_bio_remap() calls bio_clone_blkg_association() later), and no
- * exported function gives a target the original bio. It is reachable only
- * through dm's private per-io structures, struct dm_target_io and struct
- * dm_io of drivers/md/dm-core.h, which the headers lack. Their offsets come
- * from ioband-dm-layout.h, which Kbuild generates by compiling
- * ioband-dm-layout.c against this very kernel's dm-core.h (IOBAND_DM_SOURCE).
- * Each use is validated (both magic numbers, our target, our mapped device
- * in tio->io->md and as the original bio's disk), and the current task's
- * cgroup is the fallback. A module built without that source charges every
- * bio to the submitting task, and says so at load and in the stats
- * message (writeback_attribution=task).
+ * submits the clone. Asking the current task is right for synchronous
+ * submitters and wrong for writeback by the flusher, the data half of a
+ * PREFLUSH write and bios dm deferred across a suspend: those run in
+ * kernel threads. Every kernel from 6.1 to 7.3 does so (alloc_tio()
+ * clones with a NULL bdev, so __bio_clone() copies no association), and
+ * no exported function gives a target the original bio. So a bio's owner
+ * is found by the first of three routes that applies (enum ioband_route),
+ * and each bio counts under the route that charged it (stats):
+ *
+ * - wb: a write that a flusher submits runs in the work item of one
+ *   struct bdi_writeback (public header), whose blkcg_css is the cgroup
+ *   that dirtied the pages: the css that wbc_init_bio() gives the
+ *   original bio. Needs nothing private, so it serves every build.
+ * - orig-bio: the original bio, through dm's private per-io structures,
+ *   struct dm_target_io and struct dm_io of drivers/md/dm-core.h, which
+ *   the headers lack. Their offsets come from ioband-dm-layout.h, which
+ *   Kbuild generates from this very kernel's dm-core.h, else from the BTF
+ *   of its dm-mod.ko (IOBAND_DM_LAYOUT_FROM). Each use is validated: the
+ *   target and the mapped device it names, and dm's magic numbers where
+ *   the source gave them (BTF holds no macros).
+ * - task: the submitting task's cgroup, the fallback.
  */
 #ifdef IOBAND_DM_LAYOUT
 #include "ioband-dm-layout.h"
 
-#define IOBAND_WRITEBACK_ATTRIBUTION	"orig-bio"
+#define IOBAND_WRITEBACK_ATTRIBUTION	"wb+orig-bio"
+#define IOBAND_DM_LAYOUT_NAME		IOBAND_DM_LAYOUT_FROM
 
 /* The field of @type at @offset in dm's private struct at @base. */
 #define ioband_dm_field(type, base, offset) \
 	(*(type *)((char *)(base) + (offset)))
 
+/*
+ * @clone lives in a struct dm_target_io, its tio->io in the same per-bio
+ * allocation: once tio->ti is our target, tio->io is a struct dm_io, and
+ * the magic numbers only double-check it.
+ */
 static __always_inline struct bio *ioband_orig_bio(struct dm_target *ti,
 						   struct bio *clone)
 {
@@ -302,22 +332,43 @@ static __always_inline struct bio *ioband_orig_bio(struct dm_target *ti,
 	struct bio *orig;
 	void *io;
 
+#ifdef IOBAND_DM_TIO_MAGIC
 	if (ioband_dm_field(unsigned short, tio, IOBAND_TIO_MAGIC) !=
-	    IOBAND_DM_TIO_MAGIC ||
-	    ioband_dm_field(struct dm_target *, tio, IOBAND_TIO_TI) != ti)
+	    IOBAND_DM_TIO_MAGIC)
+		return NULL;
+#endif
+	if (ioband_dm_field(struct dm_target *, tio, IOBAND_TIO_TI) != ti)
 		return NULL;
 	io = ioband_dm_field(void *, tio, IOBAND_TIO_IO);
-	if (!io ||
-	    ioband_dm_field(unsigned short, io, IOBAND_IO_MAGIC) !=
-	    IOBAND_DM_IO_MAGIC ||
-	    ioband_dm_field(struct mapped_device *, io, IOBAND_IO_MD) != ic->md)
+	if (!io)
+		return NULL;
+#ifdef IOBAND_DM_IO_MAGIC
+	if (ioband_dm_field(unsigned short, io, IOBAND_IO_MAGIC) !=
+	    IOBAND_DM_IO_MAGIC)
+		return NULL;
+#endif
+	if (ioband_dm_field(struct mapped_device *, io, IOBAND_IO_MD) != ic->md)
 		return NULL;
 	orig = ioband_dm_field(struct bio *, io, IOBAND_IO_ORIG_BIO);
 	if (!orig || !orig->bi_bdev || orig->bi_bdev->bd_disk != ic->disk)
 		return NULL;
 	return orig;
 }
+#else
+#ifdef CONFIG_CGROUP_WRITEBACK
+#define IOBAND_WRITEBACK_ATTRIBUTION	"wb"
+#else
+#define IOBAND_WRITEBACK_ATTRIBUTION	"task"
+#endif
+#define IOBAND_DM_LAYOUT_NAME		"none"
 
+static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
+{
+	return NULL;
+}
+#endif
+
+#ifdef IOBAND_DMF_BLOCK_IO_FOR_SUSPEND
 /* dm blocks new IO of @ti's device for a suspend. */
 static bool ioband_md_blocks_io(struct dm_target *ti)
 {
@@ -327,16 +378,10 @@ static bool ioband_md_blocks_io(struct dm_target *ti)
 			&ioband_dm_field(unsigned long, ic->md, IOBAND_MD_FLAGS));
 }
 #else
-#define IOBAND_WRITEBACK_ATTRIBUTION	"task"
-
-static struct bio *ioband_orig_bio(struct dm_target *ti, struct bio *clone)
-{
-	return NULL;
-}
-
 /*
- * Without dm's layout we cannot see it: a fast internal suspend waits for
- * our held bios at their groups' pace (__ioband_find_blocked()).
+ * Without the flag's number (from dm-core.h only) we cannot see it: a fast
+ * internal suspend waits for our held bios at their groups' pace
+ * (__ioband_find_blocked()).
  */
 static bool ioband_md_blocks_io(struct dm_target *ti)
 {
@@ -345,22 +390,79 @@ static bool ioband_md_blocks_io(struct dm_target *ti)
 #endif
 
 /*
- * The io controller's css that owns @bio, the one io.stat charges. The
- * caller is in an RCU read-side section, rcu_read_lock() or one with
- * preemption disabled: the current task's css is only stable inside one
- * (the original bio pins its own).
+ * The css of the bdi_writeback whose flusher submits @bio, a write, or
+ * NULL. The flusher is a workqueue worker running wb_workfn(), which is
+ * not exported: ic->flusher_fn is read from our own disk's wb at ctr. The
+ * wb, and with it its css, outlives the work item, so this map call.
  */
 static __always_inline struct cgroup_subsys_state *
-ioband_bio_css(struct dm_target *ti, struct bio *bio)
+ioband_flusher_css(const struct ioband_c *ic, struct bio *bio)
 {
-	struct cgroup_subsys_state *css = NULL;
-	struct bio *orig = ioband_orig_bio(ti, bio);
+#ifdef CONFIG_CGROUP_WRITEBACK
+	struct work_struct *work;
 
-	if (orig)
+	if (!(current->flags & PF_WQ_WORKER) || !op_is_write(bio_op(bio)))
+		return NULL;
+	work = current_work();
+	if (!work || work->func != ic->flusher_fn)
+		return NULL;
+	return container_of(to_delayed_work(work), struct bdi_writeback,
+			    dwork)->blkcg_css;
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * The io controller's css that owns @bio, the one io.stat charges, and the
+ * route that found it. The caller is in an RCU read-side section,
+ * rcu_read_lock() or one with preemption disabled: the current task's css
+ * is only stable inside one (a wb and the original bio pin their own).
+ */
+static __always_inline struct cgroup_subsys_state *
+ioband_bio_css(struct dm_target *ti, struct bio *bio, enum ioband_route *route)
+{
+	struct cgroup_subsys_state *css = ioband_flusher_css(ti->private, bio);
+	struct bio *orig;
+
+	if (css) {
+		*route = IOBAND_ROUTE_WB;
+		return css;
+	}
+	orig = ioband_orig_bio(ti, bio);
+	if (orig) {
 		css = bio_blkcg_css(orig);
-	if (!css)
-		css = task_css_check(current, io_cgrp_id,
-				     rcu_read_lock_any_held());
+		if (css) {
+			*route = IOBAND_ROUTE_ORIG_BIO;
+			return css;
+		}
+	}
+	*route = IOBAND_ROUTE_TASK;
+	return task_css_check(current, io_cgrp_id, rcu_read_lock_any_held());
+}
+
+/*
+ * The owner of @bio (ioband_bio_css()), counted under its route, once per
+ * bio. bio_set_dev() in map associated the clone with the submitting
+ * task's css; where the owner is another (writeback, a bio dm's worker
+ * submits), the clone is associated with the owner, so that io.stat and
+ * io.max of the device below charge the cgroup ioband charges. A kernel
+ * whose dm copies the original bio's association at submission does the
+ * same again for the orig-bio and wb routes.
+ */
+static __always_inline struct cgroup_subsys_state *
+ioband_bio_owner(struct dm_target *ti, struct bio *bio)
+{
+	struct ioband_c *ic = ti->private;
+	struct cgroup_subsys_state *css;
+	enum ioband_route route;
+
+	css = ioband_bio_css(ti, bio, &route);
+	this_cpu_inc(ic->route_stats->bios[route]);
+	if (route != IOBAND_ROUTE_TASK && css != bio_blkcg_css(bio)) {
+		bio_associate_blkg_from_css(bio, css);
+		this_cpu_inc(ic->route_stats->associated);
+	}
 	return css;
 }
 
@@ -477,7 +579,8 @@ static struct ioband_group *ioband_task_group(struct ioband_c *ic)
 }
 
 /*
- * The group that @bio, a read or write, is charged to. In an RCU read-side
+ * The group that a bio owned by @css (ioband_bio_owner()), a read or
+ * write, is charged to. In an RCU read-side
  * section (ioband_find_group()); without domain->lock too
  * (ioband_map_open()), a group attached or detached meanwhile may be
  * missed or found. Inline, as is the original bio's lookup: the open
@@ -486,16 +589,12 @@ static struct ioband_group *ioband_task_group(struct ioband_c *ic)
  * TCG, a lookup of the next translated block at each return.
  */
 static __always_inline struct ioband_group *
-ioband_classify(struct dm_target *ti, struct bio *bio)
+ioband_classify(struct ioband_c *ic, const struct cgroup_subsys_state *css)
 {
-	struct ioband_c *ic = ti->private;
-	struct cgroup_subsys_state *css;
-
 	if (!READ_ONCE(ic->groups.nr_groups))
 		return &ic->groups.default_group;
 	if (ioband_type(ic) != IOBAND_TYPE_CGROUP)
 		return ioband_task_group(ic);
-	css = ioband_bio_css(ti, bio);
 	if (css)
 		return ioband_cgroup_group_cached(ic, css);
 	return &ic->groups.default_group;
@@ -508,19 +607,17 @@ ioband_classify(struct dm_target *ti, struct bio *bio)
  * and the journal's writes, that is sync, FUA or PREFLUSH writes that a
  * kernel thread issues for the root cgroup (jbd2, xfsaild). A tenant's
  * own O_SYNC or FUA writes are not among them: they would escape its
- * weight. The caller holds rcu_read_lock().
+ * weight. @css owns @bio (ioband_bio_owner()).
  */
-static bool ioband_bio_urgent(struct dm_target *ti, struct bio *bio)
+static bool ioband_bio_urgent(struct bio *bio,
+			      const struct cgroup_subsys_state *css)
 {
-	struct cgroup_subsys_state *css;
-
 	if (bio->bi_opf & (REQ_META | REQ_PRIO | REQ_SWAP))
 		return true;
 	if (!op_is_write(bio_op(bio)) ||
 	    !(bio->bi_opf & (REQ_SYNC | REQ_FUA | REQ_PREFLUSH)) ||
 	    !(current->flags & PF_KTHREAD))
 		return false;
-	css = ioband_bio_css(ti, bio);
 	return !css || !css->parent;
 }
 
@@ -668,50 +765,41 @@ static void __ioband_wake_writeback(struct ioband_domain *domain)
 }
 
 /*
- * Whether @bio is writeback that its own cgroup's flusher submits, and
- * that flusher may wait here (ioband-sched.c section 17): an async write,
- * submitted from the work item of the bdi_writeback whose blkcg owns the
- * bio, so that a wait holds back no page but that cgroup's. Not while
- * the flusher holds a journal handle (a commit, which every group waits
- * for, would wait for it), nor when a bio it sent down in this call still
- * waits in current->bio_list to be submitted (the window it fills would
- * never empty). Only under type cgroup, where that group is the bio's.
+ * If @bio is writeback that its own cgroup's flusher submits, and that
+ * flusher may wait here (ioband-sched.c section 17), that cgroup's css,
+ * else NULL: an async write, submitted from the work item of a
+ * bdi_writeback, which the wb route charges to the wb's cgroup
+ * (ioband_flusher_css()), so that a wait holds back no page but that
+ * cgroup's. Not while the flusher holds a journal handle (a commit, which
+ * every group waits for, would wait for it), nor when a bio it sent down
+ * in this call still waits in current->bio_list to be submitted (the
+ * window it fills would never empty). Only under type cgroup, where that
+ * group is the bio's.
  */
-static bool ioband_bio_is_own_writeback(struct dm_target *ti, struct bio *bio)
+static struct cgroup_subsys_state *
+ioband_bio_own_writeback(struct dm_target *ti, struct bio *bio)
 {
-#ifdef CONFIG_CGROUP_WRITEBACK
 	struct ioband_c *ic = ti->private;
-	struct work_struct *work;
-	struct bdi_writeback *wb;
-	struct bio *orig;
 
 	if (bio_op(bio) != REQ_OP_WRITE || op_is_sync(bio->bi_opf) ||
 	    (bio->bi_opf & (REQ_NOWAIT | REQ_META | REQ_PRIO | REQ_SWAP)) ||
-	    ioband_type(ic) != IOBAND_TYPE_CGROUP)
-		return false;
-	work = current_work();
-	if (!work || work->func != ic->flusher_fn || current->journal_info ||
+	    ioband_type(ic) != IOBAND_TYPE_CGROUP || current->journal_info ||
 	    (current->bio_list && !bio_list_empty(&current->bio_list[0])) ||
 	    !preemptible())
-		return false;
-	orig = ioband_orig_bio(ti, bio);
-	if (!orig)
-		return false;
-	wb = container_of(to_delayed_work(work), struct bdi_writeback, dwork);
-	return wb->blkcg_css == bio_blkcg_css(orig);
-#else
-	return false;
-#endif
+		return NULL;
+	return ioband_flusher_css(ic, bio);
 }
 
 /*
- * Backpressure on writeback (ioband-sched.c section 17): while @bio's
- * group holds a full share of writeback, its flusher waits here, so that
+ * Backpressure on writeback (ioband-sched.c section 17): while the group
+ * of @css, the flusher's (ioband_bio_own_writeback()), holds a full share
+ * of writeback, its flusher waits here, so that
  * the rest of its pages stay dirty, where the page cache's limits see
  * them, rather than held here as writeback. It waits for its own group
  * only, and never while that group's target drains.
  */
-static void ioband_writeback_wait(struct dm_target *ti, struct bio *bio)
+static void ioband_writeback_wait(struct dm_target *ti,
+				  const struct cgroup_subsys_state *css)
 {
 	struct ioband_c *ic = ti->private;
 	struct ioband_domain *domain = ic->domain;
@@ -724,7 +812,7 @@ static void ioband_writeback_wait(struct dm_target *ti, struct bio *bio)
 	spin_lock_irqsave(&domain->lock, flags);
 	for (;;) {
 		rcu_read_lock();
-		group = ioband_classify(ti, bio);
+		group = ioband_classify(ic, css);
 		rcu_read_unlock();
 		full = !ic->suspended && !ic->blocked &&
 		       ioband_sched_writeback_full(&domain->sched,
@@ -1306,6 +1394,7 @@ static void ioband_dtr(struct dm_target *ti)
 	mutex_destroy(&ic->groups_lock);
 	free_percpu(ic->default_open_stats);
 	free_percpu(ic->class_cache);
+	free_percpu(ic->route_stats);
 	if (ic->dev)
 		dm_put_device(ti, ic->dev);
 	kfree(ic);
@@ -1424,6 +1513,12 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ret = -ENOMEM;
 		goto bad;
 	}
+	ic->route_stats = alloc_percpu(struct ioband_route_stats);
+	if (!ic->route_stats) {
+		ti->error = "Cannot allocate the attribution counters";
+		ret = -ENOMEM;
+		goto bad;
+	}
 	ioband_group_set_init(&ic->groups);
 	ic->groups.default_group.entity.weight = IOBAND_DEFAULT_WEIGHT;
 	ic->stats_start_ns = ktime_get_ns();
@@ -1512,7 +1607,8 @@ static bool ioband_map_open(struct dm_target *ti, struct bio *bio,
 	 * rcu_read_lock(), that costs no call, and the counts need it anyway.
 	 */
 	rcu_read_lock_sched();
-	open_stats = ioband_open_stats_of(ic, ioband_classify(ti, bio));
+	open_stats = ioband_open_stats_of(ic,
+			ioband_classify(ic, ioband_bio_owner(ti, bio)));
 	__this_cpu_inc(open_stats->ios[dir]);
 	__this_cpu_add(open_stats->sectors[dir], bio_sectors(bio));
 	rcu_read_unlock_sched();
@@ -1524,6 +1620,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_c *ic = ti->private;
 	struct ioband_domain *domain = ic->domain;
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+	struct cgroup_subsys_state *css;
 	struct ioband_group *group;
 	unsigned long flags;
 	u32 item_flags;
@@ -1540,15 +1637,17 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	dir = ioband_bio_dir(bio, &item_flags);
 	if (dir < 0)
 		return DM_MAPIO_REMAPPED;
-	if (ioband_bio_is_own_writeback(ti, bio))
-		ioband_writeback_wait(ti, bio);
+	css = ioband_bio_own_writeback(ti, bio);
+	if (css)
+		ioband_writeback_wait(ti, css);
 	if (ioband_map_open(ti, bio, ib, dir))
 		return DM_MAPIO_REMAPPED;
 
 	now_ns = ktime_get_ns();
 	rcu_read_lock();
+	css = ioband_bio_owner(ti, bio);
 	/* A polled bio is urgent too: its poller spins until it completes. */
-	if (ioband_bio_urgent(ti, bio) || ioband_bio_must_not_wait(bio))
+	if (ioband_bio_urgent(bio, css) || ioband_bio_must_not_wait(bio))
 		item_flags |= IOBAND_ITEM_URGENT;
 	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir, item_flags);
 	spin_lock_irqsave(&domain->lock, flags);
@@ -1557,7 +1656,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		ic->blocked = false;
 	if (unlikely(ic->suspended || ic->blocked))
 		ib->item.flags |= IOBAND_ITEM_URGENT;
-	group = ioband_classify(ti, bio);
+	group = ioband_classify(ic, css);
 	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item,
 				  now_ns);
 	if (now) {
@@ -1796,6 +1895,25 @@ static void ioband_emit_stats_group(struct ioband_walk *walk,
 }
 
 /* The stats message: the domain, then one line per group of this target. */
+/*
+ * @ic's route counters, added up over the CPUs with interrupts on: a bio
+ * counted meanwhile may be in the sum or not.
+ */
+static void ioband_read_route_stats(struct ioband_c *ic,
+				    struct ioband_route_stats *sum)
+{
+	const struct ioband_route_stats *rs;
+	int cpu, route;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		rs = per_cpu_ptr(ic->route_stats, cpu);
+		for (route = 0; route < IOBAND_NR_ROUTES; route++)
+			sum->bios[route] += READ_ONCE(rs->bios[route]);
+		sum->associated += READ_ONCE(rs->associated);
+	}
+}
+
 static void ioband_emit_stats(struct ioband_c *ic, char *result,
 			      unsigned int maxlen)
 {
@@ -1809,9 +1927,11 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 		.result = result,
 		.maxlen = maxlen,
 	};
+	struct ioband_route_stats routes;
 	unsigned long flags;
 	size_t sz = 0;
 
+	ioband_read_route_stats(ic, &routes);
 	mutex_lock(&ic->groups_lock);
 	spin_lock_irqsave(&ic->domain->lock, flags);
 	DMEMIT("domain=%s policy=%s token_base=%u io_throttle=%u io_limit=%u carryover=%u in_flight=%u queued=%u vtime=%llu elapsed_ns=%llu",
@@ -1826,6 +1946,10 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 	       w->completes_inline, w->inline_closes);
 	DMEMIT(" writeback_attribution=%s writeback_hold_sectors=%llu",
 	       IOBAND_WRITEBACK_ATTRIBUTION, w->writeback_hold_sectors);
+	DMEMIT(" dm_layout=%s attributed_orig_bio=%llu attributed_wb=%llu attributed_task=%llu associated=%llu",
+	       IOBAND_DM_LAYOUT_NAME, routes.bios[IOBAND_ROUTE_ORIG_BIO],
+	       routes.bios[IOBAND_ROUTE_WB], routes.bios[IOBAND_ROUTE_TASK],
+	       routes.associated);
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
 	ew.sz = sz;
 	ioband_walk_groups(ic, &ew.walk);
@@ -1857,9 +1981,13 @@ static void ioband_reset_stats(struct ioband_c *ic)
 		.with_default = true,
 	};
 	unsigned long flags;
+	int cpu;
 
 	mutex_lock(&ic->groups_lock);
 	ioband_walk_groups(ic, &walk);
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(ic->route_stats, cpu), 0,
+		       sizeof(struct ioband_route_stats));
 	spin_lock_irqsave(&ic->domain->lock, flags);
 	ic->stats_start_ns = ktime_get_ns();
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
@@ -2157,7 +2285,7 @@ static struct target_type ioband_target = {
 	.io_hints = ioband_io_hints,
 	/*
 	 * map never sleeps on a REQ_NOWAIT bio (only its own flusher's
-	 * async writeback may wait: ioband_bio_is_own_writeback()); bios go
+	 * async writeback may wait: ioband_bio_own_writeback()); bios go
 	 * down to one device with nothing changed but their sector, so
 	 * their integrity and inline crypto contexts hold.
 	 */
@@ -2171,10 +2299,13 @@ static int __init dm_ioband_init(void)
 
 	if (ret)
 		return ret;
-#ifdef IOBAND_DM_LAYOUT
-	DMINFO("writeback attribution: orig-bio (each bio's original bio, dm-core layout checked against this kernel's source at build time)");
+#if defined(IOBAND_DM_LAYOUT)
+	DMINFO("writeback attribution: wb+orig-bio (the flusher's bdi_writeback, else each bio's original bio, dm's layout from this kernel's %s)",
+	       IOBAND_DM_LAYOUT_FROM);
+#elif defined(CONFIG_CGROUP_WRITEBACK)
+	DMINFO("writeback attribution: wb (the flusher's bdi_writeback; built without dm's layout, so bios that dm's own worker submits are charged to it)");
 #else
-	DMWARN("writeback attribution: task (built without this kernel's drivers/md/dm-core.h, IOBAND_DM_SOURCE): every bio is charged to the submitting task, writeback to the flusher's group");
+	DMWARN("writeback attribution: task (a kernel without CONFIG_CGROUP_WRITEBACK): writeback is charged to the flusher's group");
 #endif
 	return 0;
 }
@@ -2191,3 +2322,5 @@ module_exit(dm_ioband_exit);
 
 MODULE_DESCRIPTION(DM_NAME " bandwidth sharing between groups by weight");
 MODULE_LICENSE("GPL");
+/* Where the build took dm's private layout: source, btf or none. */
+MODULE_INFO(dm_layout, IOBAND_DM_LAYOUT_NAME);

@@ -3,9 +3,13 @@
 # them back, yet each cgroup's write sectors in `dmsetup status` match what
 # it wrote (within 10%), and they are not charged to the default group.
 # The device below sees the writer too: io.stat of each cgroup on the
-# null_blk disk counts what it wrote. The stats message names the method
-# (writeback_attribution=orig-bio: the module was built against this
-# kernel's dm-core.h).
+# null_blk disk counts what it wrote. The stats message names the routes
+# (writeback_attribution: wb in every build, wb+orig-bio where the build
+# had dm's layout) and where the layout came from (dm_layout, as the
+# module's modinfo says), and counts the bios each route charged: the
+# flusher's by wb, each associated with its cgroup for the disk below by
+# ioband itself; the rest by orig-bio where there is a layout, else by
+# task. tests/check runs it with the module built each way.
 . /ioband/lib.sh
 set -eu
 
@@ -54,9 +58,26 @@ echo "on the disk below ($lower), io.stat wbytes: wb-a $la (expected 100663296),
 assert_within_pct 100663296 "$la" 10 "wbytes of wb-a on the disk below"
 assert_within_pct 50331648 "$lb" 10 "wbytes of wb-b on the disk below"
 
-method=$(dmsetup message wb 0 stats | sed -n 's/.*writeback_attribution=\([^ ]*\).*/\1/p' | head -n 1)
-echo "writeback_attribution=$method; at load: $(dmesg | grep -m1 -o 'ioband: writeback attribution: [a-z-]*')"
-assert_eq "$method" orig-bio "writeback_attribution in the stats message"
+method=$(domain_stat wb writeback_attribution)
+layout=$(domain_stat wb dm_layout)
+echo "writeback_attribution=$method dm_layout=$layout; at load: $(dmesg | grep -m1 -o 'ioband: writeback attribution: [a-z+-]*')"
+echo "bios by route: orig-bio $(domain_stat wb attributed_orig_bio), wb $(domain_stat wb attributed_wb), task $(domain_stat wb attributed_task); associated by ioband $(domain_stat wb associated)"
+assert_eq "$layout" "$(modinfo -F dm_layout "/usr/lib/modules/$(uname -r)/extra/dm-ioband.ko")" "dm_layout in the stats message and in modinfo"
+# Each cgroup wrote at least 48 MiB through the flusher, in bios of at
+# most 1 MiB.
+assert_ge "$(domain_stat wb attributed_wb)" 96 "bios charged by the flusher's wb"
+assert_ge "$(domain_stat wb associated)" 96 "bios whose clone ioband associated with their owner"
+case $layout in
+none)
+	assert_eq "$method" wb "writeback_attribution without a dm layout"
+	assert_eq "$(domain_stat wb attributed_orig_bio)" 0 "bios charged by orig-bio without a layout"
+	;;
+source | btf)
+	assert_eq "$method" wb+orig-bio "writeback_attribution with a dm layout"
+	assert_ge "$(domain_stat wb attributed_orig_bio)" 1 "bios charged by orig-bio"
+	;;
+*) fail "dm_layout=$layout: neither source, btf nor none" ;;
+esac
 
 umount /mnt/wb
 dmsetup remove wb
