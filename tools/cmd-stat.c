@@ -152,6 +152,46 @@ static int metrics_format_arg(const char *arg)
 }
 
 /*
+ * "; writeback charged by wb+orig-bio (dm layout from btf; bios by
+ * orig-bio N, by wb N, by task N)": what the module says of it, an older
+ * module's route alone.
+ */
+static void print_attribution(const struct ioband_stats *st, const char *wb)
+{
+	static const struct {
+		const char *key;
+		const char *route;
+	} routes[] = {
+		{ "attributed_orig_bio", "orig-bio" },
+		{ "attributed_wb",       "wb" },
+		{ "attributed_task",     "task" },
+	};
+	const char *layout = ioband_stats_field(st->fields, st->nr_fields,
+						"dm_layout");
+	const char *sep = " (";
+	size_t i;
+
+	printf("; writeback charged by %s", wb);
+	if (layout) {
+		printf("%sdm layout from %s", sep, layout);
+		sep = "; ";
+	}
+	for (i = 0; i < sizeof(routes) / sizeof(*routes); i++) {
+		const char *n = ioband_stats_field(st->fields, st->nr_fields,
+						   routes[i].key);
+
+		if (!n)
+			continue;
+		printf("%s%s %s", sep, !strcmp(sep, ", ") ? "by" : "bios by",
+		       routes[i].route);
+		printf(" %s", n);
+		sep = ", ";
+	}
+	if (strcmp(sep, " ("))
+		putchar(')');
+}
+
+/*
  * Below the table, one line per device: the dispatch window the module
  * keeps (its stats message's window_* fields) and what it was derived
  * from, and how writeback is attributed. A module without them prints
@@ -186,8 +226,10 @@ static void print_windows(const struct sample_set *set)
 			printf("window %.0f KiB (2 x %.2f MB/s x %.3f ms, at least 8 KiB)",
 			       strtod(sectors, NULL) / 2,
 			       strtod(rate, NULL) * 1024 / 1e6, strtod(lat, NULL) / 1e6);
-		printf(", %.0f KiB in flight%s%s\n", strtod(flight, NULL) / 2,
-		       wb ? "; writeback charged by " : "", wb ? wb : "");
+		printf(", %.0f KiB in flight", strtod(flight, NULL) / 2);
+		if (wb)
+			print_attribution(st, wb);
+		putchar('\n');
 	}
 }
 

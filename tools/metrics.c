@@ -308,6 +308,45 @@ static void put_domain_metric(FILE *out, enum metrics_format format,
 	}
 }
 
+/*
+ * ioband_attributed_bios_total: the domain's bios by the route that
+ * charged them (the stats message's attributed_<route> fields), a sample
+ * per route a module gives; an older module, none.
+ */
+static void put_attributed(FILE *out, enum metrics_format format,
+			   const struct metrics_device *devs, size_t n)
+{
+	static const struct {
+		const char *key;
+		const char *route;
+	} routes[] = {
+		{ "attributed_orig_bio", "orig_bio" },
+		{ "attributed_wb",       "wb" },
+		{ "attributed_task",     "task" },
+	};
+	int header = 0;
+	uint64_t v;
+	size_t d, i;
+
+	for (d = 0; d < n; d++) {
+		const struct ioband_stats *st = devs[d].stats;
+
+		for (i = 0; i < ARRAY_LEN(routes); i++) {
+			if (!field_number(ioband_stats_field(st->fields,
+							     st->nr_fields,
+							     routes[i].key), &v))
+				continue;
+			if (!header++)
+				put_family(out, format, "ioband_attributed_bios",
+					   COUNTER, "Bios of the domain by the route that charged them to a group: orig_bio (the bio the write came from), wb (the writeback's cgroup), task (the submitting task).");
+			fputs("ioband_attributed_bios_total", out);
+			put_domain_labels(out, &devs[d]);
+			fprintf(out, ",route=\"%s\"} %llu\n", routes[i].route,
+				(unsigned long long)v);
+		}
+	}
+}
+
 /* A label name as Prometheus takes them: [a-zA-Z_][a-zA-Z0-9_]*. */
 static int label_name_valid(const char *s)
 {
@@ -363,6 +402,7 @@ int metrics_write(FILE *out, enum metrics_format format,
 		put_group_metric(out, format, &group_metrics[i], devs, n);
 	for (i = 0; i < ARRAY_LEN(domain_metrics); i++)
 		put_domain_metric(out, format, &domain_metrics[i], devs, n);
+	put_attributed(out, format, devs, n);
 	if (n)
 		put_domain_info(out, format, devs, n);
 	if (format == METRICS_OPENMETRICS)

@@ -1006,6 +1006,8 @@ static void test_metrics(void)
 	CHECK(strstr(out, "ioband_domain_info{device=\"io1\",domain=\"ioband1\",policy=\"weight\"} 1\n"));
 	CHECK(strstr(out, "ioband_domain_info{device=\"io2\",domain=\"shared\",policy=\"range-bw\",writeback_attribution=\"cgroup\"} 1\n"));
 	CHECK(!strstr(out, "# EOF"));
+	/* Neither example module gives bios by route. */
+	CHECK(!strstr(out, "ioband_attributed_bios"));
 	free(out);
 
 	out = example_metrics(METRICS_OPENMETRICS);
@@ -1283,6 +1285,34 @@ static void test_json_schema_list_table(void)
 	/* range-bw: no weight. */
 	CHECK(out && strstr(out, "\"id\": 10,\n        \"weight\": null,\n"));
 	free(out);
+}
+
+/* The bios by route of a module that gives them, a counter per route. */
+static void test_metrics_attributed(void)
+{
+	struct ioband_stats st;
+	struct metrics_device dev = { "io3", &st, NULL };
+	char *text = NULL;
+	size_t size;
+	FILE *f;
+
+	CHECK(ioband_parse_stats(stats_attributed, &st) == 0);
+	if (failed)
+		return;
+	f = open_memstream(&text, &size);
+	CHECK(f != NULL);
+	if (f) {
+		metrics_write(f, METRICS_PROMETHEUS, &dev, 1);
+		fclose(f);
+	}
+	CHECK(text && strstr(text, "# TYPE ioband_attributed_bios_total counter\n"
+		"ioband_attributed_bios_total{device=\"io3\",domain=\"att\",route=\"orig_bio\"} 11\n"
+		"ioband_attributed_bios_total{device=\"io3\",domain=\"att\",route=\"wb\"} 22\n"
+		"ioband_attributed_bios_total{device=\"io3\",domain=\"att\",route=\"task\"} 33\n"));
+	/* The route and the layout are words: labels of the info metric. */
+	CHECK(text && strstr(text, "writeback_attribution=\"wb+orig-bio\",dm_layout=\"btf\""));
+	free(text);
+	ioband_stats_free(&st);
 }
 
 static void test_report_human(void)
@@ -2174,6 +2204,7 @@ static const struct {
 	TEST(test_option_letters),
 	TEST(test_json_schema_stats),
 	TEST(test_json_schema_list_table),
+	TEST(test_metrics_attributed),
 };
 
 /*
