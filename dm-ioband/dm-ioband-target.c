@@ -584,7 +584,7 @@ static struct ioband_group *ioband_task_group(struct ioband_c *ic)
  * section (ioband_find_group()); without domain->lock too
  * (ioband_map_open()), a group attached or detached meanwhile may be
  * missed or found. Inline, as is the original bio's lookup: the open
- * window's path (ioband-sched.c section 14) then makes no call of
+ * window's path (ioband-design.rst section 14) then makes no call of
  * ioband's own, which saves instructions on any CPU and, under QEMU's
  * TCG, a lookup of the next translated block at each return.
  */
@@ -602,7 +602,7 @@ ioband_classify(struct ioband_c *ic, const struct cgroup_subsys_state *css)
 
 /*
  * Bios that everyone may be waiting for go down at once and are charged
- * to their group as debt (ioband-sched.c section 16): what blk-cgroup's
+ * to their group as debt (ioband-design.rst section 16): what blk-cgroup's
  * bio_issue_as_root_blkg() issues as root (metadata, swap), priority IO,
  * and the journal's writes, that is sync, FUA or PREFLUSH writes that a
  * kernel thread issues for the root cgroup (jbd2, xfsaild). A tenant's
@@ -724,7 +724,7 @@ static u64 ioband_read_stats(struct ioband_c *ic, struct ioband_group *group,
 /*
  * Completed in the task that sent it down, not from an interrupt or
  * another task: the device completes at submission (section 14 of
- * ioband-sched.c). A poller completes its own bios too, from the device's
+ * ioband-design.rst). A poller completes its own bios too, from the device's
  * queue: those do not count.
  */
 static bool ioband_completed_inline(struct bio *bio,
@@ -766,7 +766,7 @@ static void __ioband_wake_writeback(struct ioband_domain *domain)
 
 /*
  * If @bio is writeback that its own cgroup's flusher submits, and that
- * flusher may wait here (ioband-sched.c section 17), that cgroup's css,
+ * flusher may wait here (ioband-design.rst section 17), that cgroup's css,
  * else NULL: an async write, submitted from the work item of a
  * bdi_writeback, which the wb route charges to the wb's cgroup
  * (ioband_flusher_css()), so that a wait holds back no page but that
@@ -791,7 +791,7 @@ ioband_bio_own_writeback(struct dm_target *ti, struct bio *bio)
 }
 
 /*
- * Backpressure on writeback (ioband-sched.c section 17): while the group
+ * Backpressure on writeback (ioband-design.rst section 17): while the group
  * of @css, the flusher's (ioband_bio_own_writeback()), holds a full share
  * of writeback, its flusher waits here, so that
  * the rest of its pages stay dirty, where the page cache's limits see
@@ -844,9 +844,8 @@ static void ioband_writeback_wait(struct dm_target *ti,
  * Called whenever the dispatch loop will not run otherwise, so on most
  * submissions and completions while a group competes: a timer already
  * armed no later is left alone (moving it costs more than the early
- * run of the dispatch loop, which arms it again; scratch runs on an
- * uncapped null_blk in a TCG guest got 61-76% of dm-linear's IOPS moving
- * it each time, 85-89% leaving it).
+ * run of the dispatch loop, which arms it again: ioband-design.rst
+ * section 13 has the figures).
  */
 static void __ioband_arm_limit_timer(struct ioband_domain *domain)
 {
@@ -1005,7 +1004,7 @@ ioband_get_domain(const char *id, const struct ioband_sched_params *params)
 	/*
 	 * High priority: held bios go down only from this worker, and beside
 	 * busy submitters a normal one ran late and left the device idle
-	 * (eq8 at io_limit 8: 85.6% of dm-linear's throughput, 100.9% so).
+	 * (ioband-design.rst section 7 has the figures).
 	 */
 	domain->wq = alloc_workqueue("kioband",
 				     WQ_MEM_RECLAIM | WQ_HIGHPRI | WQ_PERCPU, 0);
@@ -1582,7 +1581,7 @@ bad:
 }
 
 /*
- * The open window's path (ioband-sched.c section 14): while the scheduler
+ * The open window's path (ioband-design.rst section 14): while the scheduler
  * lets every bio through, @bio goes down with no lock taken, counted per
  * CPU for its group, and untimed; its completion only checks that it was
  * inline (ioband_end_open()). False, with nothing done, when it must go
