@@ -133,7 +133,7 @@ char *split_key_spec(const char *what, const char *policy,
 		die_nomem();
 	if (rc)
 		errx(EXIT_FAILURE, "invalid %s '%s': policy %s wants <key>=%s, "
-		     "weights from %d to %d, KB/s with min <= max or max 0 (no "
+		     "weights from %d to %d, KiB/s with min <= max or max 0 (no "
 		     "limit)", what, arg, policy, ioband_spec_help(spec),
 		     IOBAND_MIN_WEIGHT, IOBAND_MAX_WEIGHT);
 	return key;
@@ -146,7 +146,7 @@ void check_policy(const char *policy)
 		     "weight-iosize, range-bw or weight-range", policy);
 }
 
-/* "MIN:MAX" in KB/s. */
+/* "MIN:MAX" in KiB/s. */
 void parse_range_arg(const char *what, const char *arg,
 			    struct ioband_group_spec *g)
 {
@@ -154,7 +154,7 @@ void parse_range_arg(const char *what, const char *arg,
 
 	if (ioband_parse_spec(IOBAND_SPEC_RANGE, arg, &r))
 		errx(EXIT_FAILURE, "invalid %s '%s': expected <min>:<max> in "
-		     "KB/s, min <= max or max 0 (no limit)", what, arg);
+		     "KiB/s, min <= max or max 0 (no limit)", what, arg);
 	g->min_kbps = r.min_kbps;
 	g->max_kbps = r.max_kbps;
 }

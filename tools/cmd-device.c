@@ -58,7 +58,7 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 		.default_weight = IOBAND_DEFAULT_WEIGHT,
 	};
 	const char *domain = NULL, *name;
-	char **group_args, *params;
+	char **group_args, *params, *tagged = NULL;
 	size_t nr_group_args = 0;
 	uint64_t sectors;
 	int c, dry_run = 0, ok = 1;
@@ -124,6 +124,13 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 	strcpy(t.domain, domain);
 	if (!*t.device || strpbrk(t.device, " \t\n"))
 		errx(EXIT_FAILURE, "invalid device '%s'", t.device);
+	/* UUID=, PARTUUID=, LABEL=, PARTLABEL=: as iobandtab takes them. */
+	if (*t.device != '/' && strchr(t.device, '=')) {
+		tagged = resolve_tab_device(t.device);
+		if (!tagged)
+			errx(EXIT_FAILURE, "no block device with %s", t.device);
+		t.device = tagged;
+	}
 
 	if (range_arg && !ioband_range_policy(t.policy))
 		errx(EXIT_FAILURE, "--default-range %s needs policy range-bw or "
@@ -140,8 +147,9 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 	params = checked_params(&t);
 	if (!params)
 		exit(EXIT_FAILURE);
-	t.device = NULL;	/* argv's, not ours to free */
+	t.device = NULL;	/* argv's, or tagged */
 	ioband_table_free(&t);
+	free(tagged);
 
 	if (dry_run)
 		printf("0 %" PRIu64 " %s %s\n", sectors, IOBAND_TARGET_NAME, params);

@@ -77,11 +77,21 @@ static int change_command(char **argv,
 	return EXIT_SUCCESS;
 }
 
-/* The tunables' messages (@ctx, NULL-terminated), then each KEY=SPEC. */
+/*
+ * The policy first (the specs after it are read as it wants), then the
+ * tunables' messages (@ctx, NULL-terminated, "policy <name>" first when
+ * given), then each KEY=SPEC.
+ */
 static void send_set(struct target *tg, char **operands, void *ctx)
 {
 	char **messages = ctx;
 
+	if (*messages && !strncmp(*messages, "policy ", 7)) {
+		change_device(tg->name, "%s", *messages);
+		snprintf(tg->table.policy, sizeof(tg->table.policy), "%s",
+			 *messages + 7);
+		messages++;
+	}
 	for (; *messages; messages++)
 		change_device(tg->name, "%s", *messages);
 	for (; *operands; operands++)
@@ -101,11 +111,18 @@ int cmd_set(const struct command *cmd, int argc, char **argv)
 		{ OPT_TOKEN_BASE,  "--token-base",  "token" },
 		{ OPT_CARRYOVER,   "--carryover",   "carryover" },
 	};
-	char **messages = xcalloc(argc + 1, sizeof(*messages));
+	char **messages = xcalloc(argc + 2, sizeof(*messages));
 	size_t nmessages = 0, i;
+	char *policy = NULL;
 	int c;
 
 	while ((c = next_option(cmd, argc, argv)) != -1) {
+		if (c == 'p') {
+			check_policy(optarg);
+			free(policy);
+			policy = xasprintf("policy %s", optarg);
+			continue;
+		}
 		for (i = 0; i < sizeof(tunables) / sizeof(*tunables); i++)
 			if (c == tunables[i].opt)
 				break;
@@ -117,7 +134,12 @@ int cmd_set(const struct command *cmd, int argc, char **argv)
 		}
 		other_option(cmd, c);
 	}
-	check_operands(cmd, argc, nmessages ? 1 : 2, INT_MAX);
+	check_operands(cmd, argc, nmessages || policy ? 1 : 2, INT_MAX);
+	if (policy) {
+		memmove(messages + 1, messages, nmessages * sizeof(*messages));
+		messages[0] = policy;
+		nmessages++;
+	}
 
 	change_command(argv, send_set, messages);
 	for (i = 0; i < nmessages; i++)
@@ -167,17 +189,20 @@ int cmd_detach(const struct command *cmd, int argc, char **argv)
 	return change_command(argv, send_detach, NULL);
 }
 
-static void send_policy(struct target *tg, char **operands,
-			void *ctx __attribute__((unused)))
-{
-	change_device(tg->name, "policy %s", operands[0]);
-}
-
+/* The same as set --policy, kept as a command of its own. */
 int cmd_policy(const struct command *cmd, int argc, char **argv)
 {
+	char *messages[2];
+	int rc;
+
 	parse_no_options(cmd, argc, argv, 2, 2);
 	check_policy(argv[optind + 1]);
-	return change_command(argv, send_policy, NULL);
+	messages[0] = xasprintf("policy %s", argv[optind + 1]);
+	messages[1] = NULL;
+	argv[optind + 1] = NULL;	/* no KEY=SPEC */
+	rc = change_command(argv, send_set, messages);
+	free(messages[0]);
+	return rc;
 }
 
 static void send_reset(struct target *tg,

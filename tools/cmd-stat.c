@@ -246,6 +246,8 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 	};
 	struct sample_set prev = { 0 }, cur;
 	int c, count_given = 0, failed = 0, metrics = -1;
+	char **names;
+	size_t nnames;
 	long n;
 
 	while ((c = next_option(cmd, argc, argv)) != -1) {
@@ -275,7 +277,7 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 			other_option(cmd, c);
 		}
 	}
-	check_operands(cmd, argc, 1, INT_MAX);
+	check_operands(cmd, argc, 0, INT_MAX);
 	if (count_given && !w.interval)
 		errx(EXIT_FAILURE, "--count needs --interval: the reports after "
 		     "the first cover an interval");
@@ -285,19 +287,29 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 		     metrics == METRICS_PROMETHEUS ? "prometheus" : "openmetrics");
 	if (w.interval && !count_given)
 		w.count = 0;
-	/* With several devices, say which device a row belongs to. */
-	if (argc - optind > 1)
+	/* With several devices, or every one, say which a row belongs to. */
+	if (argc - optind != 1)
 		stat_report_prepend_column(&w.report, COL_NAME);
 	watch_columns(cmd, &w);
 	check_json_columns(&w);
+	/* No name: every ioband device, as top and export. */
+	if (optind < argc) {
+		names = argv + optind;
+		nnames = argc - optind;
+	} else {
+		names = list_ioband_devices(&nnames);
+		if (!nnames && !ioband_target_loaded())
+			errx(EXIT_FAILURE, "dm-ioband is not loaded: load it "
+			     "with modprobe dm-ioband");
+	}
 
 	for (n = 0; !w.count || n < w.count; n++) {
 		char *out;
 
 		if (n)
 			sleep_seconds(w.interval);
-		if (take_sample_set(&cur, argv + optind, argc - optind,
-				    n ? &prev : NULL, n > 0))
+		if (take_sample_set(&cur, names, nnames, n ? &prev : NULL,
+				    n > 0))
 			failed = 1;
 		/* The first report tells what failed: then stop. */
 		if (!cur.n || (failed && !n)) {
@@ -328,6 +340,8 @@ int cmd_stat(const struct command *cmd, int argc, char **argv)
 		prev = cur;
 	}
 	free_sample_set(&prev);
+	if (names != argv + optind)
+		free_names(names, nnames);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 

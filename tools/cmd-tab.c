@@ -59,7 +59,7 @@ static char *dm_name_of(const char *majmin)
  * prefers device-mapper: an ioband device found so stands for its own
  * device. Returns "major:minor", allocated, or NULL.
  */
-static char *resolve_tab_device(const char *dev)
+char *resolve_tab_device(const char *dev)
 {
 	char *path, *mm, *dm;
 	struct ioband_table_args t;

@@ -5,7 +5,7 @@
  * Table:  <device> <ioband_device_id> <io_throttle> <io_limit> <group_type>
  *         <policy> <token_base> :<default spec> [<id>:<spec> ...]
  *         where a spec is, by policy, <weight> (weight, weight-iosize),
- *         <min>:<max> (range-bw, KB/s) or <weight>:<min>:<max>
+ *         <min>:<max> (range-bw, KiB/s) or <weight>:<min>:<max>
  *         (weight-range).
  * Status: <ioband_device_id> -1 <6 counters of the default group>
  *         [<id> <6 counters> ...]
@@ -51,9 +51,9 @@ const char *ioband_spec_help(enum ioband_spec spec)
 {
 	switch (spec) {
 	case IOBAND_SPEC_RANGE:
-		return "<min>:<max> (KB/s, max 0: no limit)";
+		return "<min>:<max> (KiB/s, max 0: no limit)";
 	case IOBAND_SPEC_WEIGHT_RANGE:
-		return "<weight>:<min>:<max> (KB/s, max 0: no limit)";
+		return "<weight>:<min>:<max> (KiB/s, max 0: no limit)";
 	default:
 		return "<weight>";
 	}

@@ -23,7 +23,7 @@
 
 /*
  * A group of the table: its weight (policies weight, weight-iosize and
- * weight-range) and its range in KB/s (range-bw and weight-range; max 0 is
+ * weight-range) and its range in KiB/s (range-bw and weight-range; max 0 is
  * no limit). Under range-bw the weight is not in the table: it stays 100.
  */
 struct ioband_weight {

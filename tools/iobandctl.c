@@ -29,8 +29,9 @@ static int cmd_help(const struct command *cmd, int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "create", cmd_create, "[options] <name> <device>",
-	  "Create /dev/mapper/<name>, an ioband device on top of <device> (a path\n"
-	  "or major:minor) that shares its bandwidth between groups by weight",
+	  "Create /dev/mapper/<name>, an ioband device on top of <device> (a path,\n"
+	  "major:minor, UUID=, PARTUUID=, LABEL= or PARTLABEL=, as in iobandtab)\n"
+	  "that shares its bandwidth between groups by weight",
 	  "Options:\n"
 	  " -d, --domain <id>           bandwidth domain, shared by the devices that\n"
 	  "                               give the same id (at most 31 characters;\n"
@@ -39,7 +40,7 @@ static const struct command commands[] = {
 	  "                               pid, pgrp, or none (only the default group)\n"
 	  " -p, --policy <policy>       weight (share IOs, default), weight-iosize\n"
 	  "                               (share sectors), range-bw (a minimum and\n"
-	  "                               a maximum in KB/s per group) or\n"
+	  "                               a maximum in KiB/s per group) or\n"
 	  "                               weight-range (both: reservation, limit,\n"
 	  "                               and the rest by weight)\n"
 	  " -g, --group <key>=<spec>    a group: <weight>, <min>:<max> (range-bw)\n"
@@ -49,7 +50,7 @@ static const struct command commands[] = {
 	  " -w, --weight <key>=<spec>   the same as --group\n"
 	  " -D, --default-weight <w>    weight of every other process (default 100)\n"
 	  " -R, --default-range <min>:<max>\n"
-	  "                             range of the default group in KB/s (range\n"
+	  "                             range of the default group in KiB/s (range\n"
 	  "                               policies; default 0:0, max 0: no limit)\n"
 	  "     --io-limit <n>          at most <n> IOs in flight below, on top of\n"
 	  "                               the window the module sizes from the\n"
@@ -60,7 +61,7 @@ static const struct command commands[] = {
 	  "     --dry-run               print the table, create nothing\n"
 	  " -h, --help                  display this help\n"
 	  "\n"
-	  "Weights range from 1 to 32767; min and max are KB/s, max 0 is no\n"
+	  "Weights range from 1 to 32767; min and max are KiB/s, max 0 is no\n"
 	  "limit. A <key> is, by --type: a cgroup v2\n"
 	  "directory, absolute (/sys/fs/cgroup/a/b) or relative to its mount point\n"
 	  "(a/b, or /a/b as /proc/<pid>/cgroup prints it); a user name or uid; a\n"
@@ -88,6 +89,10 @@ static const struct command commands[] = {
 	  "Change the weights, ranges and tunables of a live ioband device (no\n"
 	  "suspend)",
 	  "Options:\n"
+	  " -p, --policy <policy>   share by another policy (the whole domain):\n"
+	  "                           weight, weight-iosize, range-bw or\n"
+	  "                           weight-range; sent before the specs, which\n"
+	  "                           it then reads\n"
 	  "     --io-limit <n>      at most <n> IOs in flight below (0: no cap,\n"
 	  "                           the window alone)\n"
 	  "     --io-throttle <n>   kept from dm-ioband, reported only\n"
@@ -98,7 +103,7 @@ static const struct command commands[] = {
 	  "A <key> is a group of the device's type (see iobandctl create --help);\n"
 	  "the key 'default' is the default group (write ./default for a cgroup\n"
 	  "of that name). A <spec> is what the device's policy takes: <weight>\n"
-	  "(1 to 32767), <min>:<max> (range-bw, KB/s, max 0: no limit) or\n"
+	  "(1 to 32767), <min>:<max> (range-bw, KiB/s, max 0: no limit) or\n"
 	  "<weight>:<min>:<max> (weight-range).\n", NULL },
 	{ "attach", cmd_attach, "<name> <key> [<spec>]",
 	  "Give group <key> a weight (and range) of its own on device <name>\n"
@@ -110,18 +115,23 @@ static const struct command commands[] = {
 	  "Options:\n"
 	  " -h, --help   display this help\n", NULL },
 	{ "policy", cmd_policy, "<name> weight|weight-iosize|range-bw|weight-range",
-	  "Change how device <name> (its whole domain) shares: by IOs (weight),\n"
-	  "by sectors (weight-iosize), by minimum and maximum bandwidth\n"
-	  "(range-bw) or by all three (weight-range)",
+	  "The same as 'iobandctl set --policy <policy> <name>', kept: change how\n"
+	  "device <name> (its whole domain) shares: by IOs (weight), by sectors\n"
+	  "(weight-iosize), by minimum and maximum bandwidth (range-bw) or by all\n"
+	  "three (weight-range)",
 	  "Options:\n"
 	  " -h, --help   display this help\n", NULL },
 	{ "reset", cmd_reset, "<name>",
-	  "Zero the counters of device <name>",
+	  "Zero the counters of each group of device <name> (IOs, bytes, delayed\n"
+	  "IOs, wait and device times, the longest wait, writeback waits, the\n"
+	  "IOs past the scheduler) and restart the time they cover (elapsed_ns);\n"
+	  "weights, ranges, tunables, the queue and the domain's own counters\n"
+	  "(window_full, idle_waits, urgent) are left as they are",
 	  "Options:\n"
 	  " -h, --help   display this help\n", NULL },
-	{ "stat", cmd_stat, "[options] <name>...",
-	  "Show each group of ioband devices: weight, share of the device, IOPS,\n"
-	  "throughput, queue and wait, like iostat",
+	{ "stat", cmd_stat, "[options] [<name>...]",
+	  "Show each group of all ioband devices (or of <name>...): weight, share\n"
+	  "of the device, IOPS, throughput, queue and wait, like iostat",
 	  "Options:\n"
 	  " -i, --interval <secs>  report again every <secs> seconds, the rates of\n"
 	  "                          the interval\n"

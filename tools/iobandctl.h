@@ -161,6 +161,12 @@ void free_sample_set(struct sample_set *set);
 size_t take_sample_set(struct sample_set *set, char *const *names, size_t n,
 		       const struct sample_set *prev, int quiet);
 
+/*
+ * cmd-tab.c, for create too: a path, major:minor or TAG=value (UUID=,
+ * LABEL=, PARTUUID=, PARTLABEL=) as "major:minor", allocated; NULL if none.
+ */
+char *resolve_tab_device(const char *dev);
+
 /* cmd-groups.c, for apply too */
 void send_spec(struct target *tg, int is_default, uint64_t id,
 	       const struct ioband_group_spec *g);

@@ -49,6 +49,7 @@ static const struct option table_opts[] = {
 };
 
 static const struct option set_opts[] = {
+	{ "policy",      required_argument, NULL, 'p' },
 	{ "io-limit",    required_argument, NULL, OPT_IO_LIMIT },
 	{ "io-throttle", required_argument, NULL, OPT_IO_THROTTLE },
 	{ "token-base",  required_argument, NULL, OPT_TOKEN_BASE },
@@ -133,7 +134,7 @@ const struct cmd_options cmd_options[] = {
 	{ "remove",    "h",                help_only,   none },
 	{ "list",      "Jrnh",             list_opts,   none },
 	{ "table",     "Jh",               table_opts,  none },
-	{ "set",       "h",                set_opts,    none },
+	{ "set",       "p:h",              set_opts,    none },
 	{ "attach",    "h",                help_only,   none },
 	{ "detach",    "h",                help_only,   none },
 	{ "policy",    "h",                help_only,   none },

@@ -64,9 +64,9 @@ static const struct colinfo infos[NR_COLUMNS] = {
 	[COL_SERVICE]  = { "SERVICE",        5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			   "mean time from dispatch to completion, ms" },
 	[COL_MIN]      = { "MIN",            5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			   "reserved bandwidth, KB/s (range policies)" },
+			   "reserved bandwidth, KiB/s (range policies)" },
 	[COL_MAX]      = { "MAX",            5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			   "bandwidth limit, KB/s; - (null): no limit" },
+			   "bandwidth limit, KiB/s; - (null): no limit" },
 };
 
 struct libscols_table *report_new_table(const struct report_opts *opts,
