@@ -23,7 +23,7 @@ cg_create ap-b
 a=$(cg_id ap-a)
 b=$(cg_id ap-b)
 
-# The tab file of the README's example, on this guest's devices.
+# The tab file of Documentation/install.md's example, on this guest's devices.
 cat >iobandtab <<EOF
 # <name> <device>   <options>                              <groups>
 ap-w     UUID=$uuid policy=weight,default=50               ap-a=200 ap-b=100 ap-later=300
