@@ -79,7 +79,8 @@ expect_error "invalid interval '0'" iobandctl stat -i 0 er
 expect_error "--count needs --interval" iobandctl stat -c 2 er
 expect_error "help" iobandctl create er2
 expect_error "help" iobandctl frobnicate
-expect_error "help" iobandctl stat
+# stat without a name is no misuse any more (issue 43): every device.
+iobandctl stat --raw --noheadings -o name | grep -q '^er$' || fail "stat without a name: no er"
 expect_error "help" iobandctl attach er
 
 # A message the kernel refuses: the tool says to look at the kernel log.
