@@ -307,7 +307,9 @@ static enum ioband_group_type ioband_type(const struct ioband_c *ic)
  *   of its dm-mod.ko (IOBAND_DM_LAYOUT_FROM). Each use is validated: the
  *   target and the mapped device it names, and dm's magic numbers where
  *   the source gave them (BTF holds no macros).
- * - task: the submitting task's cgroup, the fallback.
+ * - task: the cgroup bio_set_dev() gave the clone in map, the fallback:
+ *   the submitting task's, or the one a kernel thread works for
+ *   (kthread_associate_blkcg(): loop's workers).
  */
 #ifdef IOBAND_DM_LAYOUT
 #include "ioband-dm-layout.h"
@@ -438,6 +440,9 @@ ioband_bio_css(struct dm_target *ti, struct bio *bio, enum ioband_route *route)
 		}
 	}
 	*route = IOBAND_ROUTE_TASK;
+	css = bio_blkcg_css(bio);
+	if (css)
+		return css;
 	return task_css_check(current, io_cgrp_id, rcu_read_lock_any_held());
 }
 
