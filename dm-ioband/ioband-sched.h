@@ -116,6 +116,9 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  */
 #define IOBAND_WRITEBACK_HOLD_NS		(50ULL * 1000 * 1000)
 #define IOBAND_WRITEBACK_HOLD_MIN_SECTORS	2048
+/* 50 ms of @max_kbps (2 sectors a KiB), for a capped group: no floor. */
+#define IOBAND_WRITEBACK_HOLD_OF_MAX(max_kbps) \
+	((u64)(max_kbps) * 2 * IOBAND_WRITEBACK_HOLD_NS / (1000ULL * 1000 * 1000))
 #define IOBAND_WRITEBACK_WAIT_POLL_NS		(100ULL * 1000 * 1000)
 
 /* The most waiting groups the dispatcher looks past for a backlogged one. */
@@ -550,12 +553,20 @@ struct ioband_sched_item *ioband_sched_drain(struct ioband_sched *sched,
  * Section 17: @entity holds as much writeback as it may, and the flusher
  * that writes its pages back should wait before it adds more (the glue
  * sleeps only in that flusher, for that group). Never while draining.
+ * A group capped by a range policy's max holds no more than 50 ms of its
+ * max: a journal commit that waits for its pages waits at its pace.
  */
 static inline bool ioband_sched_writeback_full(const struct ioband_sched *sched,
 					       const struct ioband_sched_entity *entity)
 {
-	return !sched->passthrough &&
-	       entity->queued_sectors >= sched->window.writeback_hold_sectors;
+	u64 hold = sched->window.writeback_hold_sectors;
+
+	if (sched->passthrough)
+		return false;
+	if (entity->max_kbps && ioband_policy_is_range(sched->params.policy) &&
+	    hold > IOBAND_WRITEBACK_HOLD_OF_MAX(entity->max_kbps))
+		hold = IOBAND_WRITEBACK_HOLD_OF_MAX(entity->max_kbps);
+	return entity->queued_sectors >= hold;
 }
 
 /* Nothing held and nothing in flight: a drain is complete. */

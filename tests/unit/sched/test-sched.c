@@ -1672,6 +1672,37 @@ TEST(writeback_hold_is_50_ms_of_the_rate_and_at_least_1_mib)
 }
 
 /*
+ * A group capped by a range policy's max holds 50 ms of its max, with no
+ * floor (a journal commit waiting for its pages waits at its pace): at
+ * 1024 KiB/s, 102 sectors; a group with no max, and any group under a
+ * weight policy, the window's hold (the floor, 1 MiB, before any period).
+ */
+TEST(writeback_hold_of_a_capped_group_is_50_ms_of_its_max)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity capped, free;
+	struct ioband_sched_params p;
+
+	params_for(&p, IOBAND_POLICY_RANGE_BW, 0, 2);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, &capped, 100);
+	ioband_sched_entity_init(&s, &free, 100);
+	CHECK(ioband_sched_set_range(&s, &capped, 0, 1024));
+	CHECK(IOBAND_WRITEBACK_HOLD_OF_MAX(1024) == 102);
+	capped.queued_sectors = 101;
+	CHECK(!ioband_sched_writeback_full(&s, &capped));
+	capped.queued_sectors = 102;
+	CHECK(ioband_sched_writeback_full(&s, &capped));
+	free.queued_sectors = 102;
+	CHECK(!ioband_sched_writeback_full(&s, &free));
+	free.queued_sectors = IOBAND_WRITEBACK_HOLD_MIN_SECTORS;
+	CHECK(ioband_sched_writeback_full(&s, &free));
+	/* the max kept under a weight policy caps nothing */
+	CHECK(ioband_sched_set_policy(&s, IOBAND_POLICY_WEIGHT_IOSIZE));
+	CHECK(!ioband_sched_writeback_full(&s, &capped));
+}
+
+/*
  * A device whose product is below 16 sectors (10 us of latency at
  * 100,000 sectors/s: 1 sector) gets the floor; one item larger than the
  * window still goes down alone.
@@ -3343,6 +3374,7 @@ int main(void)
 			 T(window_floor_and_an_item_larger_than_the_window),
 			 T(window_ceiling),
 			 T(writeback_hold_is_50_ms_of_the_rate_and_at_least_1_mib),
+			 T(writeback_hold_of_a_capped_group_is_50_ms_of_its_max),
 			 T(window_min_latency_is_renewed_after_10_s),
 			 T(io_limit_caps_bios_on_top_of_the_window),
 			 T(competing_group_holds_others_back_for_idle_ns),
