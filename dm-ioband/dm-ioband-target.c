@@ -2326,5 +2326,9 @@ module_exit(dm_ioband_exit);
 
 MODULE_DESCRIPTION(DM_NAME " bandwidth sharing between groups by weight");
 MODULE_LICENSE("GPL");
+/* The release, from the top-level VERSION file (dm-ioband/Makefile). */
+#ifdef IOBAND_VERSION
+MODULE_VERSION(IOBAND_VERSION);
+#endif
 /* Where the build took dm's private layout: source, btf or none. */
 MODULE_INFO(dm_layout, IOBAND_DM_LAYOUT_NAME);
