@@ -24,6 +24,10 @@
 #                   and generator, the docs; make uninstall removes them.
 #                   DESTDIR, PREFIX (/usr), INSTALL_MOD_PATH, KDIR as usual;
 #                   depmod runs only without DESTDIR (else: depmod -b by hand)
+#   make install-dkms-src  the module's source as DKMS builds it, in
+#                   /usr/src/dm-ioband-<version> (DKMS_SRCDIR): dkms.conf with
+#                   the version filled in, VERSION, dm-ioband/; the package's
+#                   very tree. make uninstall-dkms-src removes it
 #   make deb        the Debian packages dm-ioband-dkms and iobandctl, in ../
 #   make dkms-check build the module with DKMS for the cached 6.1, 6.12 and newest
 #                   headers, in a temporary DKMS tree
@@ -31,6 +35,10 @@
 # KDIR defaults to the running kernel's build tree, else the Debian 6.1
 # headers that scripts/fetch-kernels caches in ~/.cache/dm-ioband
 # (DM_IOBAND_CACHE overrides the folder).
+#
+# The release is the one line of VERSION: iobandctl --version, the module's
+# MODULE_VERSION and the DKMS tree read it. debian/changelog must carry the
+# same (debian/rules and tests/install-check refuse a difference).
 
 DEMO_KERNEL ?= 6.1
 
@@ -96,6 +104,13 @@ MANDIR        ?= $(PREFIX)/share/man
 DOCDIR        ?= $(PREFIX)/share/doc/dm-ioband
 BASHCOMPDIR   ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDDIR    ?= $(PREFIX)/lib/systemd
+IOBAND_VERSION := $(shell cat VERSION)
+# DKMS looks in /usr/src, whatever PREFIX.
+DKMS_SRCDIR   ?= /usr/src/dm-ioband-$(IOBAND_VERSION)
+# What DKMS builds from: the sources of dm-ioband/, not a build's products.
+DKMS_FILES    := dm-ioband/Makefile dm-ioband/Kbuild \
+		 $(filter-out %.mod.c dm-ioband/ioband-dm-layout.h,$(wildcard dm-ioband/*.c dm-ioband/*.h))
+DKMS_SCRIPTS  := dm-ioband/find-dm-source dm-ioband/choose-dm-layout dm-ioband/btf-dm-layout
 INSTALL_MOD_PATH ?=
 MODULE_KO     := dm-ioband/dm-ioband.ko
 # The kernel the module was built for, from the module itself.
@@ -133,6 +148,19 @@ uninstall:
 	rm -f $(DESTDIR)$(DOCDIR)/examples/iobandtab
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 
+# The DKMS source tree (debian/rules; tests/install-check; DKMS by hand).
+# dkms.conf's PACKAGE_VERSION is #MODULE_VERSION#, filled in here as
+# dh_dkms -V does; dm-ioband/Makefile reads VERSION for MODULE_VERSION.
+install-dkms-src:
+	install -D -m 0644 VERSION $(DESTDIR)$(DKMS_SRCDIR)/VERSION
+	sed 's/#MODULE_VERSION#/$(IOBAND_VERSION)/g' dkms.conf >$(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
+	chmod 0644 $(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
+	install -D -m 0644 -t $(DESTDIR)$(DKMS_SRCDIR)/dm-ioband $(DKMS_FILES)
+	install -D -m 0755 -t $(DESTDIR)$(DKMS_SRCDIR)/dm-ioband $(DKMS_SCRIPTS)
+
+uninstall-dkms-src:
+	rm -rf $(DESTDIR)$(DKMS_SRCDIR)
+
 # The binary packages land in ../ as dpkg-buildpackage puts them.
 deb:
 	dpkg-buildpackage -us -uc -b
@@ -140,4 +168,4 @@ deb:
 dkms-check:
 	tests/install-check --only dkms
 
-.PHONY: install uninstall deb dkms-check
+.PHONY: install uninstall install-dkms-src uninstall-dkms-src deb dkms-check
