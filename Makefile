@@ -23,7 +23,9 @@
 #                   iobandctl, its man page and completion, the systemd units
 #                   and generator, the docs; make uninstall removes them.
 #                   DESTDIR, PREFIX (/usr), INSTALL_MOD_PATH, KDIR as usual;
-#                   depmod runs only without DESTDIR (else: depmod -b by hand)
+#                   depmod runs only without DESTDIR (else: depmod -b by hand).
+#                   The units go where systemd.pc says (SYSTEMDUNITDIR,
+#                   SYSTEMDGENERATORDIR), as in the package
 #   make install-dkms-src  the module's source as DKMS builds it, in
 #                   /usr/src/dm-ioband-<version> (DKMS_SRCDIR): dkms.conf with
 #                   the version filled in, VERSION, dm-ioband/; the package's
@@ -103,7 +105,14 @@ SBINDIR       ?= $(PREFIX)/sbin
 MANDIR        ?= $(PREFIX)/share/man
 DOCDIR        ?= $(PREFIX)/share/doc/dm-ioband
 BASHCOMPDIR   ?= $(PREFIX)/share/bash-completion/completions
-SYSTEMDDIR    ?= $(PREFIX)/lib/systemd
+PKG_CONFIG    ?= pkg-config
+# Where this system's systemd looks, from systemd.pc: /lib/systemd/system on
+# Debian 12, /usr/lib/systemd/system on 13; the package (debian/rules runs
+# install-units) puts them there too. Under another PREFIX (or without
+# systemd.pc): $(PREFIX)/lib/systemd/.
+systemd_pc     = $(if $(filter /usr,$(PREFIX)),$(shell $(PKG_CONFIG) --variable=$(1) systemd 2>/dev/null))
+SYSTEMDUNITDIR      ?= $(or $(call systemd_pc,systemdsystemunitdir),$(PREFIX)/lib/systemd/system)
+SYSTEMDGENERATORDIR ?= $(or $(call systemd_pc,systemdsystemgeneratordir),$(PREFIX)/lib/systemd/system-generators)
 IOBAND_VERSION := $(shell cat VERSION)
 # DKMS looks in /usr/src, whatever PREFIX.
 DKMS_SRCDIR   ?= /usr/src/dm-ioband-$(IOBAND_VERSION)
@@ -123,7 +132,7 @@ UNITS         := systemd/iobandctl-apply.service systemd/iobandctl-apply.path \
 		 systemd/iobandctl-reapply.service systemd/iobandctl-export.service \
 		 systemd/iobandctl-export.timer
 
-install: all
+install: all install-units
 	@kver=$(module_kver); test -n "$$kver" || { echo "install: cannot read the kernel version of $(MODULE_KO)" >&2; exit 1; }; \
 	install -D -m 0644 $(MODULE_KO) $(DESTDIR)$(INSTALL_MOD_PATH)/lib/modules/$$kver/updates/dm-ioband.ko && \
 	echo "installed $(DESTDIR)$(INSTALL_MOD_PATH)/lib/modules/$$kver/updates/dm-ioband.ko"; \
@@ -131,8 +140,6 @@ install: all
 	elif [ -n "$(INSTALL_MOD_PATH)" ]; then depmod -b $(INSTALL_MOD_PATH) $$kver; \
 	else depmod $$kver; fi
 	$(MAKE) -C tools install $(TOOLS_VARS)
-	for f in $(UNITS); do install -D -m 0644 $$f $(DESTDIR)$(SYSTEMDDIR)/system/$${f#systemd/}; done
-	install -D -m 0755 systemd/iobandctl-generator $(DESTDIR)$(SYSTEMDDIR)/system-generators/iobandctl-generator
 	for f in $(DOCS); do install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/$$(basename $$f); done
 	install -D -m 0644 packaging/iobandtab.example $(DESTDIR)$(DOCDIR)/examples/iobandtab
 
@@ -142,11 +149,16 @@ uninstall:
 	if [ -z "$(DESTDIR)" ] && [ -d $(INSTALL_MOD_PATH)/lib/modules/$$kver ]; then \
 		depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $$kver; fi
 	$(MAKE) -C tools uninstall $(TOOLS_VARS)
-	for f in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMDDIR)/system/$${f#systemd/}; done
-	rm -f $(DESTDIR)$(SYSTEMDDIR)/system-generators/iobandctl-generator
+	for f in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$${f#systemd/}; done
+	rm -f $(DESTDIR)$(SYSTEMDGENERATORDIR)/iobandctl-generator
 	for f in $(DOCS); do rm -f $(DESTDIR)$(DOCDIR)/$$(basename $$f); done
 	rm -f $(DESTDIR)$(DOCDIR)/examples/iobandtab
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# The systemd units and the generator (make install; debian/rules).
+install-units:
+	install -D -m 0644 -t $(DESTDIR)$(SYSTEMDUNITDIR) $(UNITS)
+	install -D -m 0755 -t $(DESTDIR)$(SYSTEMDGENERATORDIR) systemd/iobandctl-generator
 
 # The DKMS source tree (debian/rules; tests/install-check; DKMS by hand).
 # dkms.conf's PACKAGE_VERSION is #MODULE_VERSION#, filled in here as
@@ -168,4 +180,4 @@ deb:
 dkms-check:
 	tests/install-check --only dkms
 
-.PHONY: install uninstall install-dkms-src uninstall-dkms-src deb dkms-check
+.PHONY: install uninstall install-units install-dkms-src uninstall-dkms-src deb dkms-check
