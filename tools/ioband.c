@@ -737,6 +737,21 @@ const char *ioband_stats_field(const struct ioband_stats_field *fields,
 	return NULL;
 }
 
+int ioband_stats_number(const char *s, uint64_t *v)
+{
+	uint64_t n = 0;
+
+	if (!s || !*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || n > (UINT64_MAX - (*s - '0')) / 10)
+			return 0;
+		n = n * 10 + (*s - '0');
+	}
+	*v = n;
+	return 1;
+}
+
 /*
  * Parse one record, the @len chars at @line, into @base with @keys, and
  * keep each of its fields in *@fields. Fields are "key=value" separated

@@ -180,6 +180,8 @@ int ioband_parse_stats(const char *text, struct ioband_stats *out);
 /* The value of field @key of a record, or NULL. */
 const char *ioband_stats_field(const struct ioband_stats_field *fields,
 			       size_t n, const char *key);
+/* A field's value as a whole decimal number: 1 and the number, else 0. */
+int ioband_stats_number(const char *s, uint64_t *v);
 int ioband_stats_from_status(const struct ioband_table_args *t,
 			     const struct ioband_status *status,
 			     struct ioband_stats *out);

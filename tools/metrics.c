@@ -258,22 +258,6 @@ static void put_group_metric(FILE *out, enum metrics_format format,
 	}
 }
 
-/* A whole decimal number: 1 and its value, else 0. */
-static int field_number(const char *s, uint64_t *v)
-{
-	uint64_t n = 0;
-
-	if (!s || !*s)
-		return 0;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || n > (UINT64_MAX - (*s - '0')) / 10)
-			return 0;
-		n = n * 10 + (*s - '0');
-	}
-	*v = n;
-	return 1;
-}
-
 static void put_domain_labels(FILE *out, const struct metrics_device *d)
 {
 	fputs("{device=\"", out);
@@ -294,7 +278,7 @@ static void put_domain_metric(FILE *out, enum metrics_format format,
 	for (d = 0; d < n; d++) {
 		const struct ioband_stats *st = devs[d].stats;
 
-		if (!field_number(ioband_stats_field(st->fields, st->nr_fields,
+		if (!ioband_stats_number(ioband_stats_field(st->fields, st->nr_fields,
 						     m->key), &v))
 			continue;
 		if (!header++)
@@ -332,7 +316,7 @@ static void put_attributed(FILE *out, enum metrics_format format,
 		const struct ioband_stats *st = devs[d].stats;
 
 		for (i = 0; i < ARRAY_LEN(routes); i++) {
-			if (!field_number(ioband_stats_field(st->fields,
+			if (!ioband_stats_number(ioband_stats_field(st->fields,
 							     st->nr_fields,
 							     routes[i].key), &v))
 				continue;
@@ -383,7 +367,7 @@ static void put_domain_info(FILE *out, enum metrics_format format,
 			const struct ioband_stats_field *f = &st->fields[i];
 
 			if (!strcmp(f->key, "domain") || !strcmp(f->key, "device") ||
-			    field_number(f->value, &v) || !label_name_valid(f->key))
+			    ioband_stats_number(f->value, &v) || !label_name_valid(f->key))
 				continue;
 			fprintf(out, ",%s=\"", f->key);
 			put_label_value(out, f->value);

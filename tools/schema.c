@@ -126,22 +126,6 @@ static int jw_end(struct jw *w)
 	return ferror(w->out) ? -EIO : 0;
 }
 
-/* A whole decimal number: 1 and its value, else 0. */
-static int number(const char *s, uint64_t *v)
-{
-	uint64_t n = 0;
-
-	if (!s || !*s)
-		return 0;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || n > (UINT64_MAX - (*s - '0')) / 10)
-			return 0;
-		n = n * 10 + (*s - '0');
-	}
-	*v = n;
-	return 1;
-}
-
 /*
  * A field of a stats record the schema names: its key in the record, its
  * name in the JSON, the factor to the unit the name says.
@@ -202,7 +186,7 @@ static void jw_named(struct jw *w, const struct ioband_stats *st,
 {
 	uint64_t v;
 
-	if (number(field(st, f->key), &v) && v <= UINT64_MAX / f->scale)
+	if (ioband_stats_number(field(st, f->key), &v) && v <= UINT64_MAX / f->scale)
 		jw_u64(w, f->name, v * f->scale);
 	else
 		jw_null(w, f->name);
@@ -241,7 +225,7 @@ static void jw_module(struct jw *w, const struct ioband_stats_field *fields,
 	for (i = 0; i < n; i++) {
 		if (known(fields[i].key))
 			continue;
-		if (number(fields[i].value, &v))
+		if (ioband_stats_number(fields[i].value, &v))
 			jw_u64(w, fields[i].key, v);
 		else
 			jw_str(w, fields[i].key, fields[i].value);
