@@ -928,9 +928,14 @@ static void ioband_dispatch_work(struct work_struct *work)
 
 	blk_start_plug(&plug);
 	for (;;) {
-		now_ns = ktime_get_ns();
+		/*
+		 * The clock is read under the lock, so that a bio that map
+		 * held meanwhile on another CPU was held before now.
+		 */
 		spin_lock_irqsave(&domain->lock, flags);
-		item = ioband_sched_next(&domain->sched, &entity, now_ns);
+		item = ioband_sched_next(&domain->sched, &entity,
+					 ktime_get_ns());
+		now_ns = domain->sched.now;
 		if (item) {
 			ib = container_of(item, struct ioband_bio, item);
 			group = ioband_entity_group(entity);
@@ -1663,6 +1668,8 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	group = ioband_classify(ic, css);
 	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item,
 				  now_ns);
+	/* Never before a time another CPU gave (ioband_dispatch_work()). */
+	now_ns = domain->sched.now;
 	if (now) {
 		__ioband_start(ib, group, now_ns);
 	} else {
@@ -1707,7 +1714,6 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	struct ioband_group *group = ib->group;
 	struct ioband_group *gone = NULL;
 	unsigned long flags;
-	u64 now_ns;
 	bool kick;
 
 	if (ib->open) {
@@ -1718,15 +1724,15 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	if (ioband_completed_inline(bio, ib))
 		ib->item.flags |= IOBAND_ITEM_COMPLETED_INLINE;
-	now_ns = ktime_get_ns();
 	spin_lock_irqsave(&domain->lock, flags);
-	group->stats.service_ns += now_ns - ib->time_ns;
 	/* Every bio that went down for a group comes back once. */
 	WARN_ON_ONCE(!group->in_flight || !domain->sched.in_flight);
 	if (!--group->in_flight && group->detached)
 		gone = group;
+	/* Read under the lock: never before the bio's dispatch. */
 	kick = ioband_sched_complete(&domain->sched, &group->entity, &ib->item,
-				     now_ns);
+				     ktime_get_ns());
+	group->stats.service_ns += domain->sched.now - ib->time_ns;
 	if (!kick)
 		__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);

@@ -102,6 +102,20 @@ static u32 ioband_clamp_weight(u32 weight)
 	return weight;
 }
 
+/*
+ * The time of a call: @now_ns, or the latest time a call gave if @now_ns
+ * is earlier. The glue may read the clock on one CPU before it takes the
+ * lock that another CPU held meanwhile with a later time, and nothing here
+ * may go back in time: a wait or a latency measured in ns would wrap.
+ */
+static u64 ioband_sched_clock(struct ioband_sched *sched, u64 now_ns)
+{
+	if (now_ns < sched->now)
+		now_ns = sched->now;
+	sched->now = now_ns;
+	return now_ns;
+}
+
 static inline bool ioband_sched_range(const struct ioband_sched *sched)
 {
 	return ioband_policy_is_range(sched->params.policy);
@@ -1198,7 +1212,7 @@ bool ioband_sched_submit(struct ioband_sched *sched,
 	bool waiting, room;
 	u64 start, until;
 
-	sched->now = now_ns;
+	now_ns = ioband_sched_clock(sched, now_ns);
 	if (sched->passthrough) {
 		ioband_sched_start_item(sched, entity, item);
 		return true;
@@ -1277,7 +1291,7 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 	bool reserved;
 	u64 until;
 
-	sched->now = now_ns;
+	now_ns = ioband_sched_clock(sched, now_ns);
 	if (!sched->passthrough && !ioband_sched_room(sched)) {
 		if (sched->nr_queued)
 			sched->stats.window_full++;
@@ -1500,7 +1514,7 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 			   struct ioband_sched_entity *entity,
 			   struct ioband_sched_item *item, u64 now_ns)
 {
-	sched->now = now_ns;
+	now_ns = ioband_sched_clock(sched, now_ns);
 	if (sched->in_flight)
 		sched->in_flight--;
 	ioband_window_complete(&sched->window, item,
@@ -1547,7 +1561,7 @@ struct ioband_sched_item *ioband_sched_drain(struct ioband_sched *sched,
 {
 	struct ioband_sched_item *items = entity->head, *item;
 
-	sched->now = now_ns;
+	now_ns = ioband_sched_clock(sched, now_ns);
 	if (!entity->attached)
 		return NULL;
 	if (entity->waiting)

@@ -337,7 +337,7 @@ struct ioband_sched {
 	/* Range policies: backlogged entities over their max, by L. */
 	struct ioband_sched_tree ltree;
 	u64 r_shift;		/* rtree keys are R - r_shift */
-	u64 now;		/* the latest now_ns given */
+	u64 now;		/* the latest now_ns given: never goes back */
 
 	u64 vtime;		/* start tag of the latest dispatch */
 	u32 vtime_era;	/* times vtime crossed a multiple of 2^62 */
