@@ -16,6 +16,9 @@
 #                   bench.md|csv, plots/, samples/, and bench/results/RESULTS.md
 #                   (3 boots a kernel, about 3 hours in all)
 #   make bench-fairness   the same (an alias, kept from before the peers)
+#   make bench-attribution  seed004 and bw2 with the module built with dm's
+#                   layout from source, from BTF and with none, on 6.1, 6.12
+#                   and newest: bench/results/attribution/ (about an hour)
 #   make bench-overhead   instructions per bio; CPU-bound IOPS vs dm-linear
 #   make soak       SOAK_MIN minutes of verified IO under churn, each kernel
 #   make fuzz       the libFuzzer targets for FUZZ_TIME seconds each
@@ -87,6 +90,18 @@ bench: deps
 
 bench-fairness: bench
 
+# Writeback attribution as users build the module (Documentation/ioband.rst,
+# "Writeback attribution"): seed004 and bw2 with the module built with dm's
+# layout from the kernel's source, from its BTF, and with none (plain
+# Kbuild), 3 boots a kernel each: bench/results/attribution/<layout>/.
+bench-attribution: deps
+	scripts/fetch-kernels
+	for layout in none btf source; do \
+		bench/run-fairness --kernel 6.1,6.12,newest --scenarios seed004,bw2 \
+			--controllers none,ioband:weight-iosize --dm-layout $$layout \
+			--out bench/results/attribution/$$layout || exit; \
+	done
+
 bench-overhead: deps
 	scripts/fetch-kernels
 	bench/run-overhead --kernel both
@@ -96,7 +111,7 @@ clean:
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit/core clean
 
-.PHONY: all module tools deps kernels check check-full check-debug demo soak fuzz bench bench-fairness bench-overhead clean
+.PHONY: all module tools deps kernels check check-full check-debug demo soak fuzz bench bench-fairness bench-attribution bench-overhead clean
 
 # ---- install, uninstall, deb ----
 
