@@ -236,7 +236,8 @@ static int model_preset(struct model_params *p, sector_t sectors)
 		       MODEL_MAX_CHANNELS);
 		return -EINVAL;
 	}
-	if (p->max_seek_ns < p->seek_min_ns)
+	/* No cap given (or one below the least seek): the whole device's. */
+	if (!p->max_seek_ns || p->max_seek_ns < p->seek_min_ns)
 		p->max_seek_ns = p->seek_min_ns + (p->seek_ns_per_gib ?
 			mul_u64_u64_div_u64(p->seek_ns_per_gib, size_bytes, 1ULL << 30) : 0);
 	if (p->slow_factor < 1)
