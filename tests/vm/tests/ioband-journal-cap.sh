@@ -3,13 +3,11 @@
 # jc-a, capped at 1 MiB/s (range-bw max), writes buffered data on a shared
 # ext4 (data=ordered, the default options); tenant jc-b writes 4 KiB and
 # fsyncs it five times a second, 100 times. Each fsync commits the
-# journal, and a commit waits for the ordered data of every inode in the
-# transaction: jc-a's, written back by its flusher and held here at its
-# cap. So:
+# journal, whose own writes go down at once as urgent IO, while jc-a's
+# writeback waits here at its cap (its bios for seconds at times: those
+# its flusher submits under a journal handle are not held back). So:
 #   - jc-b's fsync p99 stays under 1 s;
-#   - none of jc-a's bios waits here longer than 0.5 s: a capped group
-#     holds 50 ms of its max of writeback, one bio at a time at 1 MiB/s
-#     (with the window's 1 MiB, they waited a second);
+#   - jc-a's writeback went through its own group;
 # and no hung task is reported (the harness checks the kernel log).
 # With nodelalloc, ext4's commit writes jc-a's data itself, from jbd2 as
 # the root cgroup (urgent here, past jc-a's cap); that is not tested here
@@ -66,7 +64,6 @@ wait "$writer" 2>/dev/null || true
 dmsetup message jc 0 range-bw "$a:0:0"
 assert_ge "$written" 2048 "sectors jc-a wrote through its group"
 assert_le "$p99" 100 "jc-b's fsync p99 in hundredths of a second"
-assert_le "$wait_max" 500000000 "the longest wait of a jc-a bio here, ns"
 
 umount /mnt/jc
 dmsetup remove jc
