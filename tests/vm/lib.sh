@@ -116,6 +116,13 @@ domain_stat() {
 	dmsetup message "$1" 0 stats | head -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
+# group_stat DEV ID NAME: the value of NAME in the line of group ID (-1:
+# the default group) of ioband device DEV's stats message.
+group_stat() {
+	dmsetup message "$1" 0 stats | awk -v g="group=$2" -v k="$3=" '
+		$1 == g { for (i = 2; i <= NF; i++) if (index($i, k) == 1) print substr($i, length(k) + 1) }'
+}
+
 # dev_sectors DEV: size of a block device in 512-byte sectors.
 dev_sectors() {
 	blockdev --getsz "$1"

@@ -26,15 +26,6 @@ mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/mapper/jc
 mkdir -p /mnt/jc
 mount -t ext4 -o data=ordered /dev/mapper/jc /mnt/jc
 
-group_stat() { # ID NAME: NAME of group ID in the stats message
-	dmsetup message jc 0 stats | awk -v id="$1" -v k="$2" '
-		{ for (i = 1; i <= NF; i++) {
-			if ($i == "group=" id) g = 1
-			else if ($i ~ /^group=/) g = 0
-			if (g && index($i, k "=") == 1) { sub(/^[^=]*=/, "", $i); print $i; exit }
-		} }'
-}
-
 # jc-a dirties far more than its cap writes back meanwhile.
 cg_run jc-a dd if=/dev/zero of=/mnt/jc/a bs=1M count=256 2>/dev/null &
 writer=$!
@@ -53,10 +44,10 @@ cg_run jc-b sh -c '
 		i=$((i + 1))
 	done' | sort -n >fsync.lat
 p99=$(sed -n 99p fsync.lat)
-wait_max=$(group_stat "$a" wait_max_ns)
-written=$(group_stat "$a" write_sectors)
+wait_max=$(group_stat jc "$a" wait_max_ns)
+written=$(group_stat jc "$a" write_sectors)
 log "jc-b's fsync latency in hundredths of a second: median $(sed -n 50p fsync.lat), p90 $(sed -n 90p fsync.lat), p99 $p99, max $(sed -n 100p fsync.lat)"
-log "jc-a: $written sectors written, its longest wait here $((wait_max / 1000000)) ms, its flusher waited $(group_stat "$a" writeback_waits) times"
+log "jc-a: $written sectors written, its longest wait here $((wait_max / 1000000)) ms, its flusher waited $(group_stat jc "$a" writeback_waits) times"
 kill "$writer" 2>/dev/null || true
 wait "$writer" 2>/dev/null || true
 # Lift the cap first, so that jc-a's dirty pages drain at once, also when

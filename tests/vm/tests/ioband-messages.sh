@@ -17,13 +17,6 @@ b=$(cg_id msg-b)
 dm_create msg "0 $size ioband $dev msgdom 0 0 cgroup weight 0 :100 $a:200" >/dev/null
 
 table() { dmsetup table msg; }
-stat_field() { # GROUP KEY: a value from the stats message
-	dmsetup message msg 0 stats | awk -v g="group=$1" -v k="$2" '
-		$1 == g { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }'
-}
-domain_field() { # KEY
-	dmsetup message msg 0 stats | awk -v k="$1" 'NR == 1 { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }'
-}
 refused() { # EXPECTED_LOG MESSAGE...: the message fails, saying EXPECTED_LOG
 	_expected=$1
 	shift
@@ -45,7 +38,7 @@ assert_eq "$(table)" "0 $size ioband $mm msgdom 0 0 cgroup weight 0 :100 $a:200 
 dmsetup message msg 0 weight "$b:300"
 dmsetup message msg 0 weight 50
 assert_eq "$(table)" "0 $size ioband $mm msgdom 0 0 cgroup weight 0 :50 $a:200 $b:300" "after weight"
-assert_eq "$(stat_field "$b" weight)" 300 "stats weight of b"
+assert_eq "$(group_stat msg "$b" weight)" 300 "stats weight of b"
 dmsetup message msg 0 detach "$a"
 assert_eq "$(table)" "0 $size ioband $mm msgdom 0 0 cgroup weight 0 :50 $b:300" "after detach $a"
 dmsetup message msg 0 attach "$a:700"
@@ -58,15 +51,15 @@ dmsetup message msg 0 io_limit 12
 dmsetup message msg 0 io_throttle 6
 dmsetup message msg 0 policy weight-iosize
 assert_eq "$(table)" "0 $size ioband $mm msgdom 6 12 cgroup weight-iosize 4096 :50 $b:300 $a:700 carryover=5" "after the knob messages"
-assert_eq "$(domain_field carryover) $(domain_field io_limit) $(domain_field io_throttle) $(domain_field token_base)" \
+assert_eq "$(domain_stat msg carryover) $(domain_stat msg io_limit) $(domain_stat msg io_throttle) $(domain_stat msg token_base)" \
 	"5 12 6 4096" "stats of the domain"
 dmsetup message msg 0 policy weight
 
 # Counters, then reset.
 cg_run msg-a dd if=/dev/mapper/msg of=/dev/null bs=4k count=10 iflag=direct 2>/dev/null
-assert_eq "$(stat_field "$a" reads)" 10 "reads of a"
+assert_eq "$(group_stat msg "$a" reads)" 10 "reads of a"
 dmsetup message msg 0 reset
-assert_eq "$(stat_field "$a" reads) $(stat_field -1 writes)" "0 0" "counters after reset"
+assert_eq "$(group_stat msg "$a" reads) $(group_stat msg -1 writes)" "0 0" "counters after reset"
 
 # type only while no group is attached.
 refused "type uid: detach every group first" type uid
@@ -110,10 +103,10 @@ within 10 sh -c "[ \"\$(dmsetup message msg 0 stats | awk '\$1 == \"group=$a\"' 
 	fail "group a never had held bios"
 dmsetup message msg 0 detach "$a"
 wait "$fio_pid" || { cat fio-held.txt; fail "fio failed after its group was detached"; }
-held=$(stat_field -1 queued)
-assert_eq "$held $(domain_field queued) $(domain_field in_flight)" "0 0 0" "nothing left held or in flight"
+held=$(group_stat msg -1 queued)
+assert_eq "$held $(domain_stat msg queued) $(domain_stat msg in_flight)" "0 0 0" "nothing left held or in flight"
 # The held bios went down as the default group's: it waited for them.
-waited=$(stat_field -1 wait_ns)
+waited=$(group_stat msg -1 wait_ns)
 assert_ge "$waited" 1 "time the default group's bios waited after the detach"
 echo "after detach: the default group's bios waited $waited ns in all"
 

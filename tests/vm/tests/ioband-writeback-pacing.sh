@@ -70,8 +70,7 @@ while [ "$i" -lt $((RUNTIME - $(scaled 6))) ]; do
 	i=$((i + 1))
 done
 a1=$(written pace-a) b1=$(written pace-b) t1=$(cut -d' ' -f1 /proc/uptime)
-b_waits=$(dmsetup message pace 0 stats | awk -v id="$b" '$1 == "group=" id {
-	for (i = 2; i <= NF; i++) if ($i ~ /^writeback_waits=/) { sub(/.*=/, "", $i); print $i } }')
+b_waits=$(group_stat pace "$b" writeback_waits)
 wait "$a_pid"
 wait "$b_pid"
 restore_dirty
