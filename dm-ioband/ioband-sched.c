@@ -402,13 +402,161 @@ static u64 ioband_sched_cost(const struct ioband_sched *sched,
 	return cost;
 }
 
-/* 2^32 / weight for the share tag: range-bw weighs every group alike. */
-static inline u64 ioband_sched_inv_weight(const struct ioband_sched *sched,
-					  const struct ioband_sched_entity *e)
+/* ---- Nested groups (section 18) ---- */
+
+/*
+ * @n's subtree gains (@on) or loses @weight of active queues: a change
+ * that makes it start or stop competing goes on to its parent, as @n's
+ * own weight. O(depth). Any change to a nested entity's sums changes the
+ * effective weights in its tree: they are worked out again, each at its
+ * entity's next dispatch (ioband_hier_inv_weight()).
+ */
+static void ioband_hier_add(struct ioband_sched *sched,
+			    struct ioband_sched_entity *n, u64 weight, bool on)
+{
+	bool was_active;
+
+	for (; n; n = n->parent) {
+		if (n->parent || n->nr_children)
+			sched->hier_gen++;
+		was_active = n->active_weight;
+		if (on)
+			n->active_weight += weight;
+		else
+			n->active_weight -= weight;
+		if (was_active == !!n->active_weight)
+			return;
+		weight = n->weight;
+	}
+}
+
+/* @e's own queue starts (@on) or stops competing. */
+static void ioband_hier_set_active(struct ioband_sched *sched,
+				   struct ioband_sched_entity *e, bool on)
+{
+	if (e->active == on)
+		return;
+	e->active = on;
+	ioband_hier_add(sched, e, e->weight, on);
+}
+
+/*
+ * Effective weights are kept x 2^16 so that one of 1/256 (a weight-100
+ * group five levels down behind siblings of weight 10,000) keeps three
+ * significant figures; below that they are rounded up to it, so that a
+ * step of the largest item stays under 2^60.
+ */
+#define IOBAND_HIER_SHIFT	16
+#define IOBAND_HIER_MIN		(1ULL << (IOBAND_HIER_SHIFT - 8))
+
+/*
+ * 2^32 / the effective weight of @e's own queue: the weight of its top
+ * ancestor, times its own weight over its own active sum, times each
+ * ancestor's child on the way over that ancestor's active sum; as if @e
+ * were competing, which it is not when an item goes down at once or is
+ * charged as urgent debt. At the top level, the SFQ tree itself shares by
+ * these weights. Worked out again only after a nested group's sums
+ * change: O(depth) then, with one 32-bit division a level and one 64-step
+ * division.
+ */
+static u64 ioband_hier_inv_weight(struct ioband_sched *sched,
+				  struct ioband_sched_entity *e)
+{
+	struct ioband_sched_entity *n, *top = e;
+	u64 below_weight = e->weight, fraction = 1ULL << 31, sum, share, x;
+	bool below_active = e->active;
+
+	if (e->hier_gen == sched->hier_gen && e->hinv_weight)
+		return e->hinv_weight;
+	/* fraction: 0.31 fixed point, each factor at most 1 */
+	for (n = e; n; n = n->parent) {
+		sum = n->active_weight;
+		if (!below_active)
+			sum += below_weight;
+		if (sum > 0xFFFFFFFFU)
+			sum = 0xFFFFFFFFU;
+		share = below_weight * ioband_inv_weight((u32)sum);
+		if (below_weight < sum && share < 1ULL << 32)
+			fraction = (fraction * share) >> 32;
+		below_active = n->active_weight;
+		below_weight = n->weight;
+		top = n;
+	}
+	x = (fraction * top->weight) >> (31 - IOBAND_HIER_SHIFT);
+	if (x < IOBAND_HIER_MIN)
+		x = IOBAND_HIER_MIN;
+	e->hinv_weight = ioband_div64((1ULL << (32 + IOBAND_HIER_SHIFT)) +
+				      x - 1, x);
+	e->hier_gen = sched->hier_gen;
+	return e->hinv_weight;
+}
+
+/*
+ * 2^32 / weight for the share tag: range-bw weighs every group alike,
+ * and nests nothing; a group neither nested nor with children has its
+ * own weight.
+ */
+static inline u64 ioband_sched_inv_weight(struct ioband_sched *sched,
+					  struct ioband_sched_entity *e)
 {
 	if (sched->params.policy == IOBAND_POLICY_RANGE_BW)
 		return (u64)(0xFFFFFFFFU / IOBAND_DEFAULT_WEIGHT) + 1;
-	return e->inv_weight;
+	if (!e->parent && !e->nr_children)
+		return e->inv_weight;
+	return ioband_hier_inv_weight(sched, e);
+}
+
+/* @e joins ptree (keyed already), and so competes. */
+static void ioband_ptree_enter(struct ioband_sched *sched,
+			       struct ioband_sched_entity *e)
+{
+	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+	if (e->in_itree) {
+		ioband_rb_erase(sched, &sched->itree, &e->inode);
+		e->in_itree = false;
+	}
+	ioband_hier_set_active(sched, e, true);
+}
+
+/*
+ * @e leaves ptree, its next start saved as F. A nested group (or one
+ * with children) that would come back at F, not at V - credit, keeps its
+ * share in its parent's sums until V - credit passes F: it then reclaims
+ * what it missed (section 3) from every group, as SFQ makes it, and so
+ * the groups that took it meanwhile must have taken it by their shares
+ * of the whole tree, not by shares that counted it out.
+ */
+static void ioband_ptree_leave(struct ioband_sched *sched,
+			       struct ioband_sched_entity *e)
+{
+	ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+	if ((e->parent || e->nr_children) && !ioband_sched_range(sched) &&
+	    !ioband_vt_before(e->finish, sched->vtime - sched->credit)) {
+		e->inode.key = e->finish;
+		ioband_rb_insert(sched, &sched->itree, &e->inode);
+		e->in_itree = true;
+		return;
+	}
+	ioband_hier_set_active(sched, e, false);
+}
+
+/* @e, idle in itree, leaves the sums. */
+static void ioband_itree_leave(struct ioband_sched *sched,
+			       struct ioband_sched_entity *e)
+{
+	ioband_rb_erase(sched, &sched->itree, &e->inode);
+	e->in_itree = false;
+	ioband_hier_set_active(sched, e, false);
+}
+
+/* V has moved: the idle groups it left more than the credit behind. */
+static void ioband_itree_expire(struct ioband_sched *sched)
+{
+	struct ioband_sched_node *n;
+
+	while ((n = sched->itree.leftmost) &&
+	       ioband_vt_before(n->key, sched->vtime - sched->credit))
+		ioband_itree_leave(sched, ioband_entity_of(n, inode));
 }
 
 /*
@@ -449,6 +597,7 @@ static void ioband_sched_charge(struct ioband_sched *sched,
 		if ((start ^ sched->vtime) >> IOBAND_ERA_SHIFT)
 			sched->vtime_era++;
 		sched->vtime = start;
+		ioband_itree_expire(sched);
 	}
 	e->finish = start + ioband_sched_cost(sched, item) *
 			    ioband_sched_inv_weight(sched, e);
@@ -522,7 +671,7 @@ static void ioband_sched_stop_waiting(struct ioband_sched *sched,
 	e->waiting = false;
 	e->finish = e->pnode.key;
 	e->finish_era = sched->vtime_era;
-	ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+	ioband_ptree_leave(sched, e);
 }
 
 /*
@@ -560,13 +709,13 @@ static void ioband_sched_emptied(struct ioband_sched *sched,
 			ioband_sched_rekey_entity(sched, e, e->finish);
 		} else {
 			e->pnode.key = e->finish;
-			ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+			ioband_ptree_enter(sched, e);
 		}
 		return;
 	}
 	e->waiting = false;
 	if (in_tree)
-		ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+		ioband_ptree_leave(sched, e);
 }
 
 /*
@@ -688,7 +837,7 @@ static void ioband_range_unthrottle(struct ioband_sched *sched,
 	ioband_rb_erase(sched, &sched->ltree, &e->lnode);
 	e->in_ltree = false;
 	e->pnode.key = ioband_sched_activation_start(sched, e);
-	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+	ioband_ptree_enter(sched, e);
 	ioband_range_rtree_enter(sched, e, now);
 }
 
@@ -703,7 +852,7 @@ static void ioband_range_activate(struct ioband_sched *sched,
 		return;
 	}
 	e->pnode.key = ioband_sched_activation_start(sched, e);
-	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+	ioband_ptree_enter(sched, e);
 	ioband_range_rtree_enter(sched, e, now);
 }
 
@@ -716,7 +865,7 @@ static void ioband_sched_activate(struct ioband_sched *sched,
 		return;
 	}
 	e->pnode.key = ioband_sched_activation_start(sched, e);
-	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+	ioband_ptree_enter(sched, e);
 }
 
 /*
@@ -734,7 +883,7 @@ static void ioband_sched_deactivate(struct ioband_sched *sched,
 	ioband_range_rtree_leave(sched, e);
 	e->finish = e->pnode.key;
 	e->finish_era = sched->vtime_era;
-	ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+	ioband_ptree_leave(sched, e);
 }
 
 /*
@@ -785,7 +934,7 @@ ioband_range_dispatch(struct ioband_sched *sched, struct ioband_sched_entity *e,
 	u64 cost = ioband_sched_cost(sched, item), l;
 
 	ioband_range_rtree_leave(sched, e);
-	ioband_rb_erase(sched, &sched->ptree, &e->pnode);
+	ioband_ptree_leave(sched, e);
 	if (reserved) {
 		/* Constraint phase: R advances, S and V do not. */
 		e->r_tag += ioband_range_step(cost, e->r_ns_per_sector, false);
@@ -817,7 +966,7 @@ ioband_range_dispatch(struct ioband_sched *sched, struct ioband_sched_entity *e,
 		ioband_range_throttle(sched, e);
 		return item;
 	}
-	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
+	ioband_ptree_enter(sched, e);
 	if (e->min_kbps) {
 		e->rnode.key = e->r_tag - sched->r_shift;
 		ioband_rb_insert(sched, &sched->rtree, &e->rnode);
@@ -1001,10 +1150,19 @@ void ioband_sched_entity_init(struct ioband_sched *sched,
 bool ioband_sched_set_weight(struct ioband_sched *sched,
 			     struct ioband_sched_entity *entity, u32 weight)
 {
+	struct ioband_sched_entity *parent = entity->parent;
+
 	if (weight < IOBAND_MIN_WEIGHT || weight > IOBAND_MAX_WEIGHT)
 		return false;
-	if (entity->attached)
+	if (entity->attached && !parent)
 		sched->total_weight += (u64)weight - entity->weight;
+	/* Neither sum can reach 0 on the way: it has this weight in it. */
+	if (entity->active)
+		entity->active_weight += (u64)weight - entity->weight;
+	if (entity->active_weight && parent)
+		parent->active_weight += (u64)weight - entity->weight;
+	if (parent || entity->nr_children)
+		sched->hier_gen++;
 	entity->weight = weight;
 	entity->inv_weight = ioband_inv_weight(weight);
 	ioband_sched_update_credit(sched);
@@ -1036,6 +1194,31 @@ bool ioband_sched_set_range(struct ioband_sched *sched,
 	return true;
 }
 
+void ioband_sched_set_parent(struct ioband_sched *sched,
+			     struct ioband_sched_entity *entity,
+			     struct ioband_sched_entity *parent)
+{
+	struct ioband_sched_entity *old = entity->parent;
+
+	if (old == parent)
+		return;
+	if (entity->active_weight)
+		ioband_hier_add(sched, old, entity->weight, false);
+	if (old)
+		old->nr_children--;
+	else
+		sched->total_weight -= entity->weight;
+	entity->parent = parent;
+	if (parent)
+		parent->nr_children++;
+	else
+		sched->total_weight += entity->weight;
+	if (entity->active_weight)
+		ioband_hier_add(sched, parent, entity->weight, true);
+	sched->hier_gen++;
+	ioband_sched_update_credit(sched);
+}
+
 void ioband_sched_detach(struct ioband_sched *sched,
 			 struct ioband_sched_entity *entity,
 			 struct ioband_sched_entity *heir)
@@ -1062,6 +1245,9 @@ void ioband_sched_detach(struct ioband_sched *sched,
 		entity->nr_queued = 0;
 		entity->queued_sectors = 0;
 	}
+	if (entity->in_itree)
+		ioband_itree_leave(sched, entity);
+	ioband_sched_set_parent(sched, entity, NULL);
 	entity->attached = false;
 	sched->total_weight -= entity->weight;
 	sched->nr_entities--;
@@ -1267,7 +1453,7 @@ bool ioband_sched_submit(struct ioband_sched *sched,
 	ioband_sched_enqueue(sched, entity, item);
 	if (!waiting) {
 		entity->pnode.key = start;
-		ioband_rb_insert(sched, &sched->ptree, &entity->pnode);
+		ioband_ptree_enter(sched, entity);
 	}
 	/* Behind groups that only wait: it goes if they leave room. */
 	if (room) {
@@ -1537,7 +1723,7 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 			entity->waiting = true;
 			entity->pnode.key = ioband_sched_activation_start(sched,
 									  entity);
-			ioband_rb_insert(sched, &sched->ptree, &entity->pnode);
+			ioband_ptree_enter(sched, entity);
 		}
 	}
 	ioband_sched_pfirst_competing(sched);

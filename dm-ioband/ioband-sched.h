@@ -121,6 +121,12 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 	((u64)(max_kbps) * 2 * IOBAND_WRITEBACK_HOLD_NS / (1000ULL * 1000 * 1000))
 #define IOBAND_WRITEBACK_WAIT_POLL_NS		(100ULL * 1000 * 1000)
 
+/*
+ * The most levels of nested attached groups (section 18): an entity's
+ * share is worked out over at most this many parents.
+ */
+#define IOBAND_SCHED_MAX_DEPTH	8
+
 /* The most waiting groups the dispatcher looks past for a backlogged one. */
 #define IOBAND_WAIT_SKIP		8
 
@@ -252,6 +258,27 @@ struct ioband_sched_entity {
 	struct ioband_sched_node rnode;	/* key: R - r_shift */
 	struct ioband_sched_node lnode;	/* key: L, while in_ltree */
 	struct ioband_sched_entity *rekey_next;	/* policy switch only */
+
+	/*
+	 * Nested groups (section 18): the entity of the nearest attached
+	 * ancestor group (NULL at the top), which shares its own share
+	 * between its own queue (at its own weight) and its children.
+	 */
+	struct ioband_sched_entity *parent;
+	u32 nr_children;	/* attached entities whose parent it is */
+	/* Its own queue counts in the sums: in ptree, or in itree. */
+	bool active;
+	bool in_itree;
+	struct ioband_sched_node inode;	/* key: F, while in itree */
+	/*
+	 * Its weight while its own queue is active, plus the weight of
+	 * each child whose subtree has an active queue: the sum its own
+	 * queue and its children share its share by. 0: nothing of its
+	 * subtree competes.
+	 */
+	u64 active_weight;
+	u32 hier_gen;		/* sched->hier_gen when hinv_weight was set */
+	u64 hinv_weight;	/* 2^32 / its effective weight */
 };
 
 /* The start tag of @e's head item, valid while @e is in ptree. */
@@ -336,13 +363,20 @@ struct ioband_sched {
 	struct ioband_sched_tree rtree;
 	/* Range policies: backlogged entities over their max, by L. */
 	struct ioband_sched_tree ltree;
+	/*
+	 * Nested groups out of ptree that keep their share in their
+	 * parents' sums while they could still reclaim it, by F (section
+	 * 18).
+	 */
+	struct ioband_sched_tree itree;
 	u64 r_shift;		/* rtree keys are R - r_shift */
 	u64 now;		/* the latest now_ns given: never goes back */
 
 	u64 vtime;		/* start tag of the latest dispatch */
 	u32 vtime_era;	/* times vtime crossed a multiple of 2^62 */
 	u64 credit;		/* most vtime an idle group may keep */
-	u64 total_weight;	/* of attached entities */
+	u64 total_weight;	/* of attached entities at the top */
+	u32 hier_gen;		/* bumped when a nested group's share changes */
 	u32 nr_entities;	/* attached entities */
 
 	u32 nr_queued;		/* items held, all entities */
@@ -402,6 +436,18 @@ void ioband_sched_entity_init(struct ioband_sched *sched,
 /* Applies from the entity's next dispatch. False if out of range. */
 bool ioband_sched_set_weight(struct ioband_sched *sched,
 			     struct ioband_sched_entity *entity, u32 weight);
+
+/*
+ * Section 18: makes @parent (NULL: the top) the entity that @entity's
+ * share is a part of. Both are attached entities of @sched, and @parent
+ * is not @entity or one of its descendants: the caller keeps the nesting
+ * a tree, no deeper than IOBAND_SCHED_MAX_DEPTH. Applies from each
+ * entity's next dispatch. Before it detaches an entity, the caller
+ * gives that entity's children another parent.
+ */
+void ioband_sched_set_parent(struct ioband_sched *sched,
+			     struct ioband_sched_entity *entity,
+			     struct ioband_sched_entity *parent);
 
 /*
  * Sets @entity's reservation and limit in KB/s (1 KB/s = 2 sectors per

@@ -20,7 +20,9 @@
  *   group   NAME weight=N PATTERN [size=N | size=MIN-MAX] [write=PCT]
  *           [urgent=PCT] [discard=PCT]
  *           [think=TIME] [on=TIME off=TIME] [start=TIME] [stop=TIME]
- *           [min=KBPS] [max=KBPS]
+ *           [min=KBPS] [max=KBPS] [parent=NAME]
+ *      parent: a group declared earlier (not the default group), whose
+ *      share this group's is a part of (section 18 of the design).
  *      min and max are the group's reservation and limit in KB/s (1 KB/s
  *      = 2 sectors per second; 0 = none), used by the range policies.
  *      urgent: the percentage of IOs marked urgent (metadata, journal:
@@ -243,6 +245,9 @@ static int parse_group(struct sim_cfg *cfg, char **w, int nw, char *err,
 			bad = u32_setting(val, &g.min_kbps);
 		} else if (!strcmp(key, "max")) {
 			bad = u32_setting(val, &g.max_kbps);
+		} else if (!strcmp(key, "parent")) {
+			g.parent = find_group(cfg, val);
+			bad = g.parent <= 0;
 		} else {
 			return fail(err, len, line, "unknown group setting %s",
 				    key);

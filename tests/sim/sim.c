@@ -149,7 +149,7 @@ struct sim {
 	u64 held;
 	u32 in_flight;		/* the model's own counts, to compare */
 	u64 in_flight_sectors;
-	bool range_ever;	/* the pairwise SFQ bound is not checked */
+	bool no_pair_bound;	/* the pairwise SFQ bound is not checked */
 };
 
 const char *const sim_violation_names[SIM_NR_VIOLATIONS] = {
@@ -257,7 +257,7 @@ static u32 grp_index(struct sim *s, struct ioband_sched_entity *e)
 
 static bool checking(const struct sim *s)
 {
-	return s->snap != NULL && !s->range_ever;
+	return s->snap != NULL && !s->no_pair_bound;
 }
 
 /*
@@ -1237,12 +1237,22 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		s.grps[i].charge_to = &s.grps[i].ent;
 		s.grps[i].rng = cfg->seed * 1000003 + i;
 	}
+	for (i = 0; i < s.n; i++) {
+		if (!cfg->groups[i].parent)
+			continue;
+		ioband_sched_set_parent(&s.sched, &s.grps[i].ent,
+					&s.grps[cfg->groups[i].parent].ent);
+	}
 	s.credit_max = s.sched.credit;
-	s.range_ever = ioband_policy_is_range(cfg->params.policy);
+	s.no_pair_bound = ioband_policy_is_range(cfg->params.policy);
+	/* Section 2's bound is for weights that do not move. */
+	for (i = 0; i < s.n; i++)
+		if (cfg->groups[i].parent)
+			s.no_pair_bound = true;
 	for (i = 0; i < cfg->nr_events; i++)
 		if (cfg->events[i].kind == SIM_EV_POLICY &&
 		    ioband_policy_is_range(cfg->events[i].value))
-			s.range_ever = true;
+			s.no_pair_bound = true;
 
 	for (i = 0; i < s.n; i++) {
 		const struct sim_group_cfg *gc = &cfg->groups[i];

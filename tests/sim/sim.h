@@ -91,6 +91,7 @@ struct sim_group_cfg {
 	u64 gap_ns;		/* the flusher's pause after a full burst */
 	u32 min_kbps;		/* reservation (range policies), 0 = none */
 	u32 max_kbps;		/* limit (range policies), 0 = none */
+	int parent;		/* index of the parent group, 0: none */
 };
 
 enum sim_event_kind {

@@ -1384,6 +1384,265 @@ TEST(weight_change_takes_effect_live)
 	rig_free(&r);
 }
 
+/* ---- Nested groups (section 18) ---- */
+
+/*
+ * Every group of @r with @busy[i] submits its `depth` items; the others
+ * send nothing (attached groups whose subtrees are the ones busy).
+ */
+static void rig_start_some(struct rig *r, const bool *busy)
+{
+	u32 i, j;
+
+	for (i = 0; i < r->n; i++)
+		r->paused[i] = !busy[i];
+	for (j = 0; j < r->depth; j++)
+		for (i = 0; i < r->n; i++) {
+			struct rig_item *item = &r->items[i * r->depth + j];
+
+			item->group = i;
+			if (busy[i])
+				rig_submit(r, item);
+		}
+}
+
+/*
+ * The shares cgroup v2 gives: each busy group's own queue and each child
+ * whose subtree is busy share their parent's share by weight.
+ */
+static bool subtree_busy(const int *parent, const bool *busy, u32 n, u32 g)
+{
+	u32 i;
+
+	if (busy[g])
+		return true;
+	for (i = 0; i < n; i++)
+		if (parent[i] == (int)g && subtree_busy(parent, busy, n, i))
+			return true;
+	return false;
+}
+
+static void cgroup_shares(const int *parent, const u32 *weights,
+			  const bool *busy, u32 n, double *share)
+{
+	u32 i, j;
+
+	for (i = 0; i < n; i++) {
+		int child = -1, p;
+		double x = 1;
+
+		if (!busy[i]) {
+			share[i] = 0;
+			continue;
+		}
+		/* own queue within i, then i within its parent, upwards */
+		for (p = (int)i; p >= 0; child = p, p = parent[p]) {
+			u64 sum = busy[p] ? weights[p] : 0, w;
+
+			for (j = 0; j < n; j++)
+				if (parent[j] == p &&
+				    subtree_busy(parent, busy, n, j))
+					sum += weights[j];
+			w = child < 0 ? weights[p] : weights[child];
+			x *= (double)w / sum;
+		}
+		/* the top level: i's top ancestor among the busy tops */
+		{
+			u64 sum = 0, w = weights[child < 0 ? i : (u32)child];
+
+			for (j = 0; j < n; j++)
+				if (parent[j] < 0 &&
+				    subtree_busy(parent, busy, n, j))
+					sum += weights[j];
+			x *= (double)w / sum;
+		}
+		share[i] = x;
+	}
+}
+
+/*
+ * Each entity's active sum is its own weight while it competes (is in
+ * ptree) or keeps its share idle (itree), plus the weight of each child
+ * whose subtree counts.
+ */
+static bool hier_sums_ok(const struct ioband_sched_entity *ents, u32 n)
+{
+	u32 i, j;
+
+	for (i = 0; i < n; i++) {
+		u64 sum = ents[i].active ? ents[i].weight : 0;
+
+		if (ents[i].active != (ents[i].waiting || ents[i].in_itree ||
+				       (ents[i].nr_queued && !ents[i].in_ltree)))
+			return false;
+		for (j = 0; j < n; j++)
+			if (ents[j].parent == &ents[i] && ents[j].active_weight)
+				sum += ents[j].weight;
+		if (sum != ents[i].active_weight)
+			return false;
+	}
+	return true;
+}
+
+/* Runs @r's tree and returns the worst |got - expected| / expected. */
+static double nested_case(const int *parent, const u32 *weights,
+			  const bool *busy, u32 n, u64 dispatches)
+{
+	struct ioband_sched_params p;
+	struct rig r;
+	double share[16], worst = 0, dev;
+	u64 total = 0;
+	u32 i;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 0, 2);
+	rig_init(&r, n, weights, &p, 16);
+	for (i = 0; i < n; i++)
+		if (parent[i] >= 0)
+			ioband_sched_set_parent(&r.sched, &r.ents[i],
+						&r.ents[parent[i]]);
+	rig_start_some(&r, busy);
+	rig_run(&r, dispatches / 10);
+	rig_reset_counts(&r);
+	rig_run(&r, dispatches);
+	CHECK(hier_sums_ok(r.ents, n));
+	cgroup_shares(parent, weights, busy, n, share);
+	for (i = 0; i < n; i++)
+		total += r.ios[i];
+	for (i = 0; i < n; i++) {
+		if (!busy[i]) {
+			CHECK(r.ios[i] == 0);
+			continue;
+		}
+		dev = fabs((double)r.ios[i] / total - share[i]) / share[i];
+		if (getenv("NESTED_DEBUG"))
+			printf("    %u: got %.4f expected %.4f\n", i,
+			       (double)r.ios[i] / total, share[i]);
+		if (dev > worst)
+			worst = dev;
+	}
+	rig_drain(&r);
+	CHECK(hier_sums_ok(r.ents, n));
+	CHECK(tree_valid(&r.sched));
+	rig_free(&r);
+	return worst;
+}
+
+TEST(nested_groups_share_their_parents_share)
+{
+	/* system.slice 100 {nginx 500, postgres 100}, user.slice 100 */
+	static const int parent[] = { -1, 0, 0, -1 };
+	static const u32 weights[] = { 100, 500, 100, 100 };
+	static const bool leaves[] = { false, true, true, true };
+	static const bool one_service[] = { false, false, true, true };
+	static const bool own_queue[] = { true, true, false, true };
+	double share[4], worst;
+
+	cgroup_shares(parent, weights, leaves, 4, share);
+	printf("  cgroup v2: nginx %.2f%%, postgres %.2f%%, user.slice %.2f%%\n",
+	       100 * share[1], 100 * share[2], 100 * share[3]);
+	CHECK(fabs(share[1] - 5.0 / 12) < 1e-9 && fabs(share[3] - 0.5) < 1e-9);
+	worst = nested_case(parent, weights, leaves, 4, 120000);
+	printf("  three leaves busy: worst share off by %.3f%%\n", 100 * worst);
+	CHECK(worst < 0.01);
+	/* an idle service's share goes to its sibling, not to user.slice */
+	worst = nested_case(parent, weights, one_service, 4, 120000);
+	printf("  postgres and user.slice busy: off by %.3f%%\n", 100 * worst);
+	CHECK(worst < 0.01);
+	/* the slice's own bios compete with its children at its weight */
+	worst = nested_case(parent, weights, own_queue, 4, 120000);
+	printf("  system.slice's own queue, nginx, user.slice: off by %.3f%%\n",
+	       100 * worst);
+	CHECK(worst < 0.01);
+}
+
+TEST(nested_random_trees_of_depth_4_get_cgroup_shares)
+{
+	u64 seed = 12345;
+	u32 trial, bad = 0;
+	double worst_all = 0;
+
+	for (trial = 0; trial < 40; trial++) {
+		int parent[12];
+		u32 weights[12], n = 12, i, nbusy = 0;
+		bool busy[12];
+		double worst;
+
+		for (i = 0; i < n; i++) {
+			int depth = 0, p;
+
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			/* a parent among the earlier ones, at most 3 above */
+			parent[i] = i ? (int)((seed >> 33) % (i + 1)) - 1 : -1;
+			for (p = parent[i]; p >= 0; p = parent[p])
+				depth++;
+			if (depth > 3)
+				parent[i] = -1;
+			weights[i] = 1 + (u32)((seed >> 13) % 1000);
+			busy[i] = (seed >> 7) % 3 == 0;
+			nbusy += busy[i];
+		}
+		if (!nbusy)
+			busy[n - 1] = true;
+		worst = nested_case(parent, weights, busy, n, 200000);
+		if (worst > worst_all)
+			worst_all = worst;
+		/* a share of a few hundred dispatches is noisier */
+		if (worst > 0.03) {
+			bad++;
+			for (i = 0; i < n; i++)
+				printf("    %u: parent %d weight %u%s\n", i,
+				       parent[i], weights[i],
+				       busy[i] ? " busy" : "");
+		}
+	}
+	printf("  40 random trees: worst share off by %.2f%%\n",
+	       100 * worst_all);
+	CHECK(bad == 0);
+}
+
+TEST(nested_parent_and_weight_changes_keep_the_sums)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity top, mid, leaf;
+	struct ioband_sched_item a, b;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 1, 2);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, &top, 100);
+	ioband_sched_entity_init(&s, &mid, 200);
+	ioband_sched_entity_init(&s, &leaf, 300);
+	CHECK(s.total_weight == 600);
+	ioband_sched_set_parent(&s, &mid, &top);
+	ioband_sched_set_parent(&s, &leaf, &mid);
+	CHECK(s.total_weight == 100 && top.nr_children == 1);
+	/* one item in flight (io_limit 1), the leaf's next one held */
+	ioband_sched_item_init(&a, 8, IOBAND_READ, 0);
+	ioband_sched_item_init(&b, 8, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, &top, &a, 0));
+	CHECK(!ioband_sched_submit(&s, &leaf, &b, 0));
+	/* top's own queue went empty, and it waits for its next bio */
+	CHECK(top.waiting && top.active && !mid.active && leaf.active);
+	CHECK(leaf.active_weight == 300 && mid.active_weight == 300 &&
+	      top.active_weight == 100 + 200);
+	CHECK(ioband_sched_set_weight(&s, &leaf, 30));
+	CHECK(leaf.active_weight == 30 && mid.active_weight == 30);
+	CHECK(ioband_sched_set_weight(&s, &mid, 20));
+	CHECK(mid.active_weight == 30 && top.active_weight == 100 + 20);
+	/* re-parenting the busy leaf takes its weight along */
+	ioband_sched_set_parent(&s, &leaf, NULL);
+	CHECK(mid.active_weight == 0 && top.active_weight == 100 &&
+	      s.total_weight == 130);
+	ioband_sched_set_parent(&s, &leaf, &top);
+	CHECK(top.active_weight == 100 + 30 && s.total_weight == 100);
+	/* a detach gives the held item to the heir and the weight back */
+	ioband_sched_detach(&s, &leaf, &top);
+	CHECK(top.nr_children == 1 && top.active_weight == 100);
+	ioband_sched_set_parent(&s, &mid, NULL);
+	ioband_sched_detach(&s, &mid, NULL);
+	CHECK(s.total_weight == 100 && top.nr_children == 0);
+}
+
 TEST(detach_moves_items_to_default_and_loses_none)
 {
 	static const u32 w[] = { 100, 100, 200 };
@@ -3428,5 +3687,8 @@ int main(void)
 			 T(range_passthrough_drains_capped_groups),
 			 T(range_trees_stay_valid_under_random_operations),
 			 T(range_dispatch_cost_does_not_grow_with_groups),
-			 T(drain_sends_one_entity_down_and_the_others_keep_their_shares));
+			 T(drain_sends_one_entity_down_and_the_others_keep_their_shares),
+			 T(nested_groups_share_their_parents_share),
+			 T(nested_random_trees_of_depth_4_get_cgroup_shares),
+			 T(nested_parent_and_weight_changes_keep_the_sums));
 }
