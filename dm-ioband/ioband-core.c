@@ -68,7 +68,7 @@
 
 /* The spellings of ioband_group_types[] and ioband_policy_names[]. */
 #define IOBAND_GROUP_TYPE_NAMES	"none, cgroup, uid, user, gid, pid or pgrp"
-#define IOBAND_POLICY_NAMES	"weight, weight-iosize, range-bw or weight-range"
+#define IOBAND_POLICY_NAMES	"weight, weight-iosize, range-bw, weight-range or weight-time"
 
 void ioband_group_set_init(struct ioband_group_set *set)
 {
@@ -298,6 +298,7 @@ static const char * const ioband_policy_names[] = {
 	[IOBAND_POLICY_WEIGHT_IOSIZE] = "weight-iosize",
 	[IOBAND_POLICY_RANGE_BW] = "range-bw",
 	[IOBAND_POLICY_WEIGHT_RANGE] = "weight-range",
+	[IOBAND_POLICY_WEIGHT_TIME] = "weight-time",
 };
 
 int ioband_parse_group_type(const char *name)

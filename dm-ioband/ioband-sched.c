@@ -54,6 +54,9 @@
 
 #define IOBAND_NS_PER_SEC	1000000000ULL
 
+/* The largest s64, as neither the kernel's nor libc's header is here. */
+#define IOBAND_S64_MAX	((s64)(~0ULL >> 1))
+
 #define ioband_entity_of(ptr, member)					\
 	((struct ioband_sched_entity *)((char *)(ptr) -			\
 		__builtin_offsetof(struct ioband_sched_entity, member)))
@@ -373,6 +376,9 @@ static void ioband_sched_update_credit(struct ioband_sched *sched)
 	/* range-bw shares what is left equally: every weight counts 100 */
 	if (sched->params.policy == IOBAND_POLICY_RANGE_BW)
 		weight = (u64)sched->nr_entities * IOBAND_DEFAULT_WEIGHT;
+	/* token_base counts sector-equivalents, finer tokens under it */
+	if (sched->params.policy == IOBAND_POLICY_WEIGHT_TIME)
+		tokens <<= IOBAND_TIME_TOKEN_SHIFT;
 	if (!tokens || !weight) {
 		sched->credit = 0;
 		return;
@@ -384,8 +390,29 @@ static void ioband_sched_update_credit(struct ioband_sched *sched)
 }
 
 /*
- * Cost of @item in tokens: one per IO under `weight`, else one per
- * sector (the range policies count KB/s, hence sectors).
+ * weight-time's cost of @item (section 18): the device time of its
+ * direction's IO and of its sectors, in sector-equivalents, in tokens of
+ * 2^-IOBAND_TIME_TOKEN_SHIFT of one. A discard or write-zeroes is left
+ * out of the model and costs its sectors.
+ */
+static u64 ioband_time_cost(const struct ioband_time_model *m,
+			    const struct ioband_sched_item *item)
+{
+	u32 dir = item->dir == IOBAND_WRITE ? IOBAND_WRITE : IOBAND_READ;
+	u32 shift = IOBAND_TIME_SHIFT - IOBAND_TIME_TOKEN_SHIFT;
+	u64 cost;
+
+	if (item->flags & IOBAND_ITEM_SIZED)
+		return (u64)item->sectors << IOBAND_TIME_TOKEN_SHIFT;
+	/* io_cost <= 2^32, sector_cost <= 2^20, sectors < 2^32 */
+	cost = m->io_cost[dir] + m->sector_cost[dir] * item->sectors;
+	return (cost + (1ULL << (shift - 1))) >> shift;
+}
+
+/*
+ * Cost of @item in tokens: one per IO under `weight`, its device time
+ * under `weight-time`, else one per sector (the range policies count
+ * KB/s, hence sectors).
  */
 static u64 ioband_sched_cost(const struct ioband_sched *sched,
 			     const struct ioband_sched_item *item)
@@ -395,11 +422,19 @@ static u64 ioband_sched_cost(const struct ioband_sched *sched,
 	if (sched->params.policy == IOBAND_POLICY_WEIGHT)
 		cost = item->flags & IOBAND_ITEM_SIZED ?
 		       cost >> IOBAND_SECTORS_PER_PAGE_SHIFT : 1;
+	else if (sched->params.policy == IOBAND_POLICY_WEIGHT_TIME)
+		cost = ioband_time_cost(&sched->time_model, item);
 	if (!cost)
 		return 1;
 	if (cost > IOBAND_MAX_ITEM_COST)
 		return IOBAND_MAX_ITEM_COST;
 	return cost;
+}
+
+u64 ioband_sched_item_cost(const struct ioband_sched *sched,
+			   const struct ioband_sched_item *item)
+{
+	return ioband_sched_cost(sched, item);
 }
 
 /* ---- Nested groups (section 18) ---- */
@@ -1068,6 +1103,9 @@ void ioband_sched_init(struct ioband_sched *sched,
 	*sched = empty;
 	sched->window.sectors = IOBAND_WINDOW_MIN_SECTORS;
 	sched->window.writeback_hold_sectors = IOBAND_WRITEBACK_HOLD_MIN_SECTORS;
+	/* Before any period, weight-time charges as weight-iosize. */
+	sched->time_model.sector_cost[IOBAND_READ] = 1ULL << IOBAND_TIME_SHIFT;
+	sched->time_model.sector_cost[IOBAND_WRITE] = 1ULL << IOBAND_TIME_SHIFT;
 	ioband_sched_apply_params(sched, params);
 }
 
@@ -1696,6 +1734,249 @@ static void ioband_window_complete(struct ioband_window *w,
 		ioband_window_end_period(w, now);
 }
 
+/* ---- weight-time's cost model (section 18) ---- */
+
+/*
+ * @a * @b / @c, rounded down, for @c > 0 and a quotient below 2^64:
+ * a 128-bit product in two halves and a long division, once a period.
+ */
+static u64 ioband_mul_div(u64 a, u64 b, u64 c)
+{
+	u64 a_lo = a & 0xffffffffULL, a_hi = a >> 32;
+	u64 b_lo = b & 0xffffffffULL, b_hi = b >> 32;
+	u64 lo = a_lo * b_lo, mid1 = a_hi * b_lo, mid2 = a_lo * b_hi;
+	u64 hi = a_hi * b_hi, mid, quotient = 0, rem;
+	int bit;
+
+	mid = (lo >> 32) + (mid1 & 0xffffffffULL) + (mid2 & 0xffffffffULL);
+	hi += (mid1 >> 32) + (mid2 >> 32) + (mid >> 32);
+	lo = (lo & 0xffffffffULL) | (mid << 32);
+	if (!hi)
+		return ioband_div64(lo, c);
+	if (hi >= c)
+		return ~0ULL;	/* the quotient does not fit: saturate */
+	rem = hi;
+	for (bit = 63; bit >= 0; bit--) {
+		bool carry = rem >> 63;
+
+		rem = (rem << 1) | ((lo >> bit) & 1);
+		if (carry || rem >= c) {
+			rem -= c;
+			quotient |= 1ULL << bit;
+		}
+	}
+	return quotient;
+}
+
+/* The same for signed @a and @b, rounded towards zero; |result| < 2^63. */
+static s64 ioband_smul_div(s64 a, s64 b, u64 c)
+{
+	bool negative = (a < 0) != (b < 0);
+	u64 q = ioband_mul_div(a < 0 ? -(u64)a : (u64)a,
+			       b < 0 ? -(u64)b : (u64)b, c);
+
+	if (q > (u64)IOBAND_S64_MAX)
+		q = IOBAND_S64_MAX;
+	return negative ? -(s64)q : (s64)q;
+}
+
+/*
+ * The device time of @sectors in direction @dir, as the model stands:
+ * 0 before it has measured that direction.
+ */
+static u64 ioband_time_service_ns(const struct ioband_time_model *m,
+				  u32 dir, u64 sectors)
+{
+	/* sector_ns < 2^47 (a second a sector), sectors <= 2^20 */
+	if (sectors > IOBAND_MAX_ITEM_COST)
+		sectors = IOBAND_MAX_ITEM_COST;
+	return m->io_ns[dir] + ((m->sector_ns[dir] * sectors) >> 16);
+}
+
+/*
+ * Fits @dir's service time to its size classes' least latencies against
+ * their mean sizes, by least squares, each class one point: every size
+ * the device was recently given counts, however rare. With one point, or
+ * all of one size, the line goes through the origin: it prices that
+ * size right, which is all the device was asked for. A line with a
+ * negative slope or intercept is replaced by the best flat one or the
+ * best one through the origin.
+ */
+static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
+{
+	u64 n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, size, det;
+	const struct ioband_time_class *c;
+	s64 slope, intercept;
+	u32 i;
+
+	m->io_ns[dir] = 0;
+	m->sector_ns[dir] = 0;
+	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
+		c = &m->classes[dir][i];
+		if (!c->least_ns || !c->items)
+			continue;
+		size = ioband_div64(c->sectors, c->items);
+		if (size > IOBAND_MAX_ITEM_COST)
+			size = IOBAND_MAX_ITEM_COST;
+		/* 12 points, size <= 2^20, least < 2^30: sums < 2^54 */
+		n++;
+		sx += size;
+		sy += c->least_ns;
+		sxx += size * size;
+		sxy += size * c->least_ns;
+	}
+	if (!n)
+		return;
+	det = n * sxx - sx * sx;
+	if (n > 1 && det) {
+		slope = ioband_smul_div((s64)(n * sxy) - (s64)(sx * sy),
+					1LL << 16, det);
+		intercept = ((s64)sy - (((s64)sx * slope) >> 16)) / (s64)n;
+		if (slope < 0) {
+			m->io_ns[dir] = ioband_div64(sy, n);
+			return;
+		}
+		if (intercept >= 0) {
+			m->io_ns[dir] = intercept;
+			m->sector_ns[dir] = slope;
+			return;
+		}
+	}
+	if (!sxx) {
+		m->io_ns[dir] = ioband_div64(sy, n);
+		return;
+	}
+	m->sector_ns[dir] = ioband_mul_div(sxy, 1ULL << 16, sxx);
+}
+
+/*
+ * The costs of each direction in sector-equivalents: the mean device
+ * time of a sector over what recently completed, so that on a device
+ * whose time is its bytes a bio costs its sectors, as under
+ * weight-iosize, and a token_base keeps its meaning in sectors.
+ */
+static void ioband_time_update_costs(struct ioband_time_model *m)
+{
+	const struct ioband_time_class *c;
+	u64 time = 0, sectors = 0;
+	u32 dir, i;
+
+	for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
+		ioband_time_fit(m, dir);
+		for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
+			c = &m->classes[dir][i];
+			if (!c->least_ns)
+				continue;
+			/* items < 2^25, least < 2^30, 24 classes */
+			time += c->items * c->least_ns;
+			sectors += c->sectors;
+		}
+	}
+	m->unit_ns = sectors ? ioband_mul_div(time, 1ULL << 16, sectors) : 0;
+	for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
+		m->io_cost[dir] = 0;
+		m->sector_cost[dir] = 1ULL << IOBAND_TIME_SHIFT;
+		if (m->rate_limited || !m->unit_ns ||
+		    (!m->io_ns[dir] && !m->sector_ns[dir]))
+			continue;
+		m->io_cost[dir] = ioband_mul_div(m->io_ns[dir] << 16,
+						 1ULL << IOBAND_TIME_SHIFT,
+						 m->unit_ns);
+		if (m->io_cost[dir] > (u64)IOBAND_TIME_MAX_IO_COST << IOBAND_TIME_SHIFT)
+			m->io_cost[dir] = (u64)IOBAND_TIME_MAX_IO_COST << IOBAND_TIME_SHIFT;
+		m->sector_cost[dir] = ioband_mul_div(m->sector_ns[dir],
+						     1ULL << IOBAND_TIME_SHIFT,
+						     m->unit_ns);
+		if (m->sector_cost[dir] > 16ULL << IOBAND_TIME_SHIFT)
+			m->sector_cost[dir] = 16ULL << IOBAND_TIME_SHIFT;
+	}
+}
+
+/*
+ * A period of @elapsed ns ends at @now: least latencies not lowered for
+ * IOBAND_TIME_LEAST_NS are renewed from the period's, the counts forget
+ * 2^-IOBAND_TIME_FORGET_SHIFT, and the model is fitted again. If a
+ * backlog of ours was held through the period, the service times the
+ * model gave its completions say whether they explain the time.
+ */
+static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
+				   u64 elapsed)
+{
+	struct ioband_time_class *c;
+	u32 dir, i;
+
+	for (dir = 0; dir < IOBAND_NR_DIRS; dir++)
+		for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
+			c = &m->classes[dir][i];
+			if (c->period_least_ns &&
+			    now - c->least_at_ns > IOBAND_TIME_LEAST_NS) {
+				c->least_ns = c->period_least_ns;
+				c->least_at_ns = now;
+			}
+			/* rounded up, so that a class seen no more ends at 0 */
+			c->items -= (c->items + (1ULL << IOBAND_TIME_FORGET_SHIFT) - 1) >>
+				    IOBAND_TIME_FORGET_SHIFT;
+			c->sectors -= (c->sectors + (1ULL << IOBAND_TIME_FORGET_SHIFT) - 1) >>
+				      IOBAND_TIME_FORGET_SHIFT;
+			c->items += c->period_items;
+			c->sectors += c->period_sectors;
+			c->period_least_ns = 0;
+			c->period_items = 0;
+			c->period_sectors = 0;
+		}
+	if (!m->period_idle && m->unit_ns) {
+		m->busy_pct = m->period_service_ns >= elapsed * 100 ? 10000 :
+			      ioband_div64(m->period_service_ns * 100, elapsed);
+		if (m->period_service_ns * IOBAND_TIME_RATE_LIMITED < elapsed)
+			m->rate_limited = true;
+		else if (m->period_service_ns >= elapsed)
+			m->rate_limited = false;
+	}
+	m->periods++;
+	ioband_time_update_costs(m);
+}
+
+/* @item completed at @now after @lat_ns below us. */
+static void ioband_time_complete(struct ioband_sched *sched,
+				 const struct ioband_sched_item *item,
+				 u64 lat_ns, u64 now)
+{
+	struct ioband_time_model *m = &sched->time_model;
+	u32 dir = item->dir == IOBAND_WRITE ? IOBAND_WRITE : IOBAND_READ;
+	struct ioband_time_class *c =
+		&m->classes[dir][ioband_window_class(item->sectors)];
+
+	if (!m->period_start_ns || ioband_vt_before(now, m->period_start_ns)) {
+		m->period_start_ns = now;
+		return;
+	}
+	if (!sched->nr_queued)
+		m->period_idle = true;
+	if (!(item->flags & IOBAND_ITEM_SIZED)) {
+		/* Latencies of a second or more say nothing of the cost. */
+		if (lat_ns >= IOBAND_NS_PER_SEC)
+			lat_ns = IOBAND_NS_PER_SEC - 1;
+		if (!lat_ns)
+			lat_ns = 1;
+		if (!c->period_least_ns || lat_ns < c->period_least_ns)
+			c->period_least_ns = lat_ns;
+		if (!c->least_ns || lat_ns <= c->least_ns) {
+			c->least_ns = lat_ns;
+			c->least_at_ns = now;
+		}
+		c->period_items++;
+		c->period_sectors += item->sectors;
+		m->period_service_ns += ioband_time_service_ns(m, dir,
+							       item->sectors);
+	}
+	if (now - m->period_start_ns < IOBAND_TIME_PERIOD_NS)
+		return;
+	ioband_time_end_period(m, now, now - m->period_start_ns);
+	m->period_idle = false;
+	m->period_service_ns = 0;
+	m->period_start_ns = now;
+}
+
 bool ioband_sched_complete(struct ioband_sched *sched,
 			   struct ioband_sched_entity *entity,
 			   struct ioband_sched_item *item, u64 now_ns)
@@ -1705,6 +1986,7 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 		sched->in_flight--;
 	ioband_window_complete(&sched->window, item,
 			       now_ns - item->dispatch_ns, now_ns);
+	ioband_time_complete(sched, item, now_ns - item->dispatch_ns, now_ns);
 	if (entity->in_flight_sectors >= item->sectors)
 		entity->in_flight_sectors -= item->sectors;
 	else

@@ -19,6 +19,7 @@ enum ioband_policy {
 	IOBAND_POLICY_WEIGHT_IOSIZE,	/* one token per sector */
 	IOBAND_POLICY_RANGE_BW,		/* min and max KB/s, rest equally */
 	IOBAND_POLICY_WEIGHT_RANGE,	/* min and max KB/s, rest by weight */
+	IOBAND_POLICY_WEIGHT_TIME,	/* device time, learnt (section 18) */
 	IOBAND_NR_POLICIES
 };
 
@@ -137,6 +138,36 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  */
 #define IOBAND_NO_QUEUEING		320
 
+/*
+ * weight-time's cost model (section 18): each direction's service time
+ * as a line in sectors, fitted to the least latency of each size class
+ * (the window's classes), by direction. A least latency is lowered at
+ * once and renewed from the latest period's least after
+ * IOBAND_TIME_LEAST_NS without a lower one, so that the model follows
+ * a device that slows down within that time. Costs are in
+ * sector-equivalents (the mean device time of a sector the device has
+ * recently completed) << IOBAND_TIME_SHIFT. A device whose service
+ * times, so measured, fill less than 1/IOBAND_TIME_RATE_LIMITED of the
+ * time while it holds a backlog of ours is limited by something else
+ * than its service (a cap on bytes per second): its bios cost their
+ * sectors until the service times fill the time again.
+ */
+#define IOBAND_TIME_PERIOD_NS		(50ULL * 1000 * 1000)
+#define IOBAND_TIME_LEAST_NS		(2ULL * 1000 * 1000 * 1000)
+#define IOBAND_TIME_FORGET_SHIFT	4
+#define IOBAND_TIME_SHIFT		16
+#define IOBAND_TIME_MAX_IO_COST		65536
+#define IOBAND_TIME_RATE_LIMITED	2
+/*
+ * weight-time's tokens are 1/16 of a sector-equivalent: rounded to whole
+ * ones, a 4 KiB read at 1.64 a sector (13.1) and a 4 KiB write at 0.70
+ * (5.6) cost 13 and 6, and a read-against-write pair split the device's
+ * time 1.06:1 in the simulator. token_base stays in sector-equivalents;
+ * one item costs at most IOBAND_MAX_ITEM_COST of these tokens (32 MiB of
+ * sector-equivalents).
+ */
+#define IOBAND_TIME_TOKEN_SHIFT		4
+
 /* Largest values accepted, so that no tag arithmetic can overflow. */
 #define IOBAND_MAX_IO_LIMIT		65536
 #define IOBAND_MAX_TOKEN_BASE		(1U << 30)
@@ -187,7 +218,7 @@ struct ioband_sched_item {
 	struct ioband_sched_item *next;
 	u64 dispatch_ns;
 	u32 sectors;
-	enum ioband_dir dir;	/* not charged yet; for a later cost model */
+	enum ioband_dir dir;	/* charged differently under weight-time */
 	u32 flags;		/* IOBAND_ITEM_* */
 };
 
@@ -352,6 +383,40 @@ struct ioband_window {
 	struct ioband_window_class classes[IOBAND_WINDOW_SIZE_CLASSES];
 };
 
+/* One direction and size class of weight-time's model (section 18). */
+struct ioband_time_class {
+	u64 least_ns;		/* least latency, 0: none measured yet */
+	u64 least_at_ns;	/* when least_ns was last lowered or renewed */
+	u64 period_least_ns;	/* in the current period, 0: none */
+	u64 period_items;
+	u64 period_sectors;
+	/* Items and sectors completed, each period's 2^-4 less after it. */
+	u64 items;
+	u64 sectors;
+};
+
+/*
+ * weight-time's online estimate of the device's costs (section 18), fed
+ * by every completion under every policy, so that a switch to
+ * weight-time starts from what the device has shown.
+ */
+struct ioband_time_model {
+	struct ioband_time_class classes[IOBAND_NR_DIRS][IOBAND_WINDOW_SIZE_CLASSES];
+	u64 period_start_ns;
+	u64 period_service_ns;	/* the model's service of its completions */
+	bool period_idle;	/* a completion found nothing held */
+	/* Service time, by direction: io_ns + sector_ns x sectors >> 16. */
+	u64 io_ns[IOBAND_NR_DIRS];
+	u64 sector_ns[IOBAND_NR_DIRS];	/* << 16 */
+	u64 unit_ns;		/* a sector-equivalent, << 16; 0: none yet */
+	/* What a bio costs, by direction, << IOBAND_TIME_SHIFT. */
+	u64 io_cost[IOBAND_NR_DIRS];
+	u64 sector_cost[IOBAND_NR_DIRS];
+	bool rate_limited;	/* bios cost their sectors (see above) */
+	u32 busy_pct;		/* service over time, latest busy period */
+	u64 periods;
+};
+
 /* One bandwidth domain: every target sharing an ioband_device_id. */
 struct ioband_sched {
 	/*
@@ -383,6 +448,7 @@ struct ioband_sched {
 	u32 in_flight;		/* items dispatched and not completed */
 	bool passthrough;
 	struct ioband_window window;
+	struct ioband_time_model time_model;
 
 	struct ioband_sched_params params;	/* as given, 0 = default */
 	u32 token_base;		/* effective values */
@@ -515,6 +581,13 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
  * (section 13), and runs its dispatch loop when it fires.
  */
 u64 ioband_sched_next_event_ns(const struct ioband_sched *sched);
+
+/*
+ * What @item costs in tokens now, as the next dispatch charges it: for
+ * the simulator, and for a stats reader that turns IOs into shares.
+ */
+u64 ioband_sched_item_cost(const struct ioband_sched *sched,
+			   const struct ioband_sched_item *item);
 
 /*
  * An item that was dispatched (by submit or next) for @entity has

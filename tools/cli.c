@@ -143,7 +143,8 @@ void check_policy(const char *policy)
 {
 	if (!ioband_valid_policy(policy))
 		errx(EXIT_FAILURE, "unknown policy '%s': use weight, "
-		     "weight-iosize, range-bw or weight-range", policy);
+		     "weight-iosize, range-bw, weight-range or weight-time",
+		     policy);
 }
 
 /* "MIN:MAX" in KiB/s. */

@@ -174,8 +174,8 @@ static int parse_options(char *opts, struct iobandtab_entry *e,
 			if (copy_word(e->policy, sizeof(e->policy), val) ||
 			    !ioband_valid_policy(val))
 				return bad(err, errlen, "policy '%s': want weight, "
-					   "weight-iosize, range-bw or weight-range",
-					   val);
+					   "weight-iosize, range-bw, weight-range "
+					   "or weight-time", val);
 			break;
 		case 3:
 			*default_arg = (char *)val;

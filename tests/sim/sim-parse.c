@@ -49,9 +49,13 @@
  *   at TIME weight NAME N | detach NAME | passthrough on|off |
  *           policy P | io_limit N | io_throttle N | token_base N |
  *           carryover N | range NAME MIN MAX
- *   expect  sectors=R:R... | tokens=R:R... [within=PCT] | utilised=PCT
- *      What the run must show, else it fails: the split of sectors or
- *      tokens between the groups active in the window, in the order
+ *   expect  sectors=R:R... | tokens=R:R... | time=R:R... [within=PCT] |
+ *           utilised=PCT
+ *      What the run must show, else it fails: the split of sectors,
+ *      tokens or device time (the service time of the device model:
+ *      per_io + per_sector x sectors, writes' own write_per_io and
+ *      write_per_sector if given) between the groups active in the
+ *      window, in the order
  *      they were declared, each share within PCT (default 2%) of its
  *      ratio's; or the device utilised at least PCT.
  *
@@ -133,6 +137,8 @@ static int parse_policy(const char *s, u64 *out)
 		*out = IOBAND_POLICY_RANGE_BW;
 	else if (!strcmp(s, "weight-range"))
 		*out = IOBAND_POLICY_WEIGHT_RANGE;
+	else if (!strcmp(s, "weight-time"))
+		*out = IOBAND_POLICY_WEIGHT_TIME;
 	else
 		return -1;
 	return 0;
@@ -389,9 +395,11 @@ static int parse_expect(struct sim_cfg *cfg, char **w, int nw, char *err,
 			x.within = v / 100;
 			if (key[0] == 'u')
 				x.what = SIM_EXPECT_UTILISED;
-		} else if (!strcmp(key, "sectors") || !strcmp(key, "tokens")) {
+		} else if (!strcmp(key, "sectors") || !strcmp(key, "tokens") ||
+			   !strcmp(key, "time")) {
 			x.what = key[0] == 's' ? SIM_EXPECT_SECTORS :
-				 SIM_EXPECT_TOKENS;
+				 key[1] == 'o' ? SIM_EXPECT_TOKENS :
+				 SIM_EXPECT_TIME;
 			for (r = strtok_r(val, ":", &save); r;
 			     r = strtok_r(NULL, ":", &save)) {
 				v = strtod(r, &end);
@@ -420,6 +428,13 @@ static int parse_expect(struct sim_cfg *cfg, char **w, int nw, char *err,
 	return 0;
 }
 
+/* Sets *@flag; 0, so that it ends a chain of parses that failed with 1. */
+static int set_flag(bool *flag)
+{
+	*flag = true;
+	return 0;
+}
+
 static int parse_settings(struct sim_cfg *cfg, u64 *mbps, char **w, int nw,
 			  char *err, size_t len, unsigned int line)
 {
@@ -438,6 +453,12 @@ static int parse_settings(struct sim_cfg *cfg, u64 *mbps, char **w, int nw,
 			bad = parse_time(val, &cfg->dev.per_io_ns);
 		else if (!strcmp(key, "per_sector"))
 			bad = parse_time(val, &cfg->dev.per_sector_ns);
+		else if (!strcmp(key, "write_per_io"))
+			bad = parse_time(val, &cfg->dev.write_per_io_ns) ||
+			      set_flag(&cfg->dev.write_per_io_set);
+		else if (!strcmp(key, "write_per_sector"))
+			bad = parse_time(val, &cfg->dev.write_per_sector_ns) ||
+			      set_flag(&cfg->dev.write_per_sector_set);
 		else if (!strcmp(key, "depth"))
 			bad = u32_setting(val, &cfg->dev.depth) ||
 			      !cfg->dev.depth;

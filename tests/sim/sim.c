@@ -409,18 +409,13 @@ static void intervals_reset(struct sim *s)
 			interval_start(s, i);
 }
 
-/* The core's cost of @item (ioband-design.rst section 1), in tokens. */
+/*
+ * The core's cost of @item (ioband-design.rst sections 1 and 18), in
+ * tokens: asked of the core, whose weight-time cost is what it learnt.
+ */
 static u64 item_cost(const struct sim *s, const struct sim_item *item)
 {
-	u64 cost = item->si.sectors;
-
-	if (s->sched.params.policy == IOBAND_POLICY_WEIGHT)
-		cost = item->si.flags & IOBAND_ITEM_SIZED ? cost >> 3 : 1;
-	if (!cost)
-		return 1;
-	if (cost > IOBAND_MAX_ITEM_COST)
-		return IOBAND_MAX_ITEM_COST;
-	return cost;
+	return ioband_sched_item_cost(&s->sched, &item->si);
 }
 
 /* ---- Device ---- */
@@ -440,14 +435,27 @@ static void busy_account(struct sim *s)
 	s->busy_since = s->now;
 }
 
+/* What @item occupies a server for: by direction, if writes differ. */
+static u64 device_service_ns(const struct sim_device *dev,
+			     const struct sim_item *item)
+{
+	bool write = item->si.dir == IOBAND_WRITE;
+	u64 per_io = write && dev->write_per_io_set ?
+		     dev->write_per_io_ns : dev->per_io_ns;
+	u64 per_sector = write && dev->write_per_sector_set ?
+			 dev->write_per_sector_ns : dev->per_sector_ns;
+
+	return per_io + per_sector * item->si.sectors;
+}
+
 static void device_start(struct sim *s, struct sim_item *item)
 {
-	u64 svc = s->cfg->dev.per_io_ns +
-		  s->cfg->dev.per_sector_ns * item->si.sectors;
+	u64 svc = device_service_ns(&s->cfg->dev, item);
 
 	busy_account(s);
 	s->busy++;
 	if (s->in_window) {
+		s->res->groups[item->group].device_ns += svc;
 		s->started_ns += svc;
 		s->started_bytes += (u64)item->si.sectors * 512;
 	}
@@ -1359,6 +1367,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 				    res->window_ns / cfg->dev.tick_ns);
 	res->tree_steps = s.sched.stats.tree_steps;
 	res->stats = s.sched.stats;
+	res->time_model = s.sched.time_model;
 	res->window_sectors = s.sched.window.sectors;
 
 	while (s.chunks) {
@@ -1377,18 +1386,28 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 
 /* ---- Expectations ---- */
 
+/* What a split of kind @what (SIM_EXPECT_*) counts of @gr. */
+static double split_value(const struct sim_group_result *gr, int what)
+{
+	if (what == SIM_EXPECT_SECTORS)
+		return gr->sectors;
+	if (what == SIM_EXPECT_TIME)
+		return gr->device_ns;
+	return gr->tokens;
+}
+
 static u32 check_split(const struct sim_cfg *cfg, const struct sim_result *res,
 		       const struct sim_expect *x, char *msg, size_t len)
 {
-	const char *what = x->what == SIM_EXPECT_SECTORS ? "sectors" : "tokens";
+	const char *what = x->what == SIM_EXPECT_SECTORS ? "sectors" :
+			   x->what == SIM_EXPECT_TIME ? "device time" : "tokens";
 	double total = 0, rsum = 0, got, want;
 	u32 i, k = 0;
 
 	for (i = 0; i < cfg->nr_groups; i++) {
 		if (!res->groups[i].active)
 			continue;
-		total += x->what == SIM_EXPECT_SECTORS ?
-			 res->groups[i].sectors : res->groups[i].tokens;
+		total += split_value(&res->groups[i], x->what);
 		if (k < x->nr)
 			rsum += x->ratio[k];
 		k++;
@@ -1401,8 +1420,8 @@ static u32 check_split(const struct sim_cfg *cfg, const struct sim_result *res,
 	for (i = 0, k = 0; i < cfg->nr_groups; i++) {
 		if (!res->groups[i].active)
 			continue;
-		got = (x->what == SIM_EXPECT_SECTORS ? res->groups[i].sectors :
-		       res->groups[i].tokens) / (total ? total : 1);
+		got = split_value(&res->groups[i], x->what) /
+		      (total ? total : 1);
 		want = x->ratio[k++] / rsum;
 		if (got < want * (1 - x->within) || got > want * (1 + x->within)) {
 			snprintf(msg, len,
@@ -1476,6 +1495,7 @@ const char *sim_policy_name(enum ioband_policy policy)
 		[IOBAND_POLICY_WEIGHT_IOSIZE] = "weight-iosize",
 		[IOBAND_POLICY_RANGE_BW] = "range-bw",
 		[IOBAND_POLICY_WEIGHT_RANGE] = "weight-range",
+		[IOBAND_POLICY_WEIGHT_TIME] = "weight-time",
 	};
 
 	return (unsigned int)policy < IOBAND_NR_POLICIES ? names[policy] : "?";
@@ -1487,7 +1507,7 @@ const char *sim_policy_name(enum ioband_policy policy)
  */
 static void print_split(FILE *out, const struct sim_cfg *cfg,
 			const struct sim_result *res, const char *what,
-			bool sectors)
+			int kind)
 {
 	const struct sim_group_result *last = NULL;
 	u32 i, last_weight = 0, nr = 0;
@@ -1500,7 +1520,7 @@ static void print_split(FILE *out, const struct sim_cfg *cfg,
 			nr++;
 		}
 	}
-	if (nr < 2 || !(sectors ? last->sectors : last->tokens))
+	if (nr < 2 || !split_value(last, kind))
 		return;
 	fprintf(out, "split in %s: ", what);
 	for (i = 0; i < cfg->nr_groups; i++) {
@@ -1508,9 +1528,8 @@ static void print_split(FILE *out, const struct sim_cfg *cfg,
 
 		if (!gr->active)
 			continue;
-		fprintf(out, "%s%.2f", sep, sectors ?
-			(double)gr->sectors / last->sectors :
-			(double)gr->tokens / last->tokens);
+		fprintf(out, "%s%.2f", sep,
+			split_value(gr, kind) / split_value(last, kind));
 		sep = ":";
 	}
 	fprintf(out, "  (weights ");
@@ -1548,6 +1567,24 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 		sim_policy_name(cfg->params.policy), limit,
 		(unsigned long long)cfg->dev.per_io_ns,
 		(unsigned long long)cfg->dev.per_sector_ns, cfg->dev.depth);
+	if (cfg->dev.write_per_io_set || cfg->dev.write_per_sector_set)
+		fprintf(out, "writes: %llu ns/IO + %llu ns/sector\n",
+			(unsigned long long)(cfg->dev.write_per_io_set ?
+			cfg->dev.write_per_io_ns : cfg->dev.per_io_ns),
+			(unsigned long long)(cfg->dev.write_per_sector_set ?
+			cfg->dev.write_per_sector_ns : cfg->dev.per_sector_ns));
+	if (cfg->params.policy == IOBAND_POLICY_WEIGHT_TIME)
+		fprintf(out, "weight-time at the end: read %.2f + %.4f x sectors, write %.2f + %.4f x sectors (sector-equivalents); service read %.0f ns + %.1f ns/sector, write %.0f ns + %.1f ns/sector; busy %u%%%s\n",
+			res->time_model.io_cost[IOBAND_READ] / 65536.0,
+			res->time_model.sector_cost[IOBAND_READ] / 65536.0,
+			res->time_model.io_cost[IOBAND_WRITE] / 65536.0,
+			res->time_model.sector_cost[IOBAND_WRITE] / 65536.0,
+			(double)res->time_model.io_ns[IOBAND_READ],
+			res->time_model.sector_ns[IOBAND_READ] / 65536.0,
+			(double)res->time_model.io_ns[IOBAND_WRITE],
+			res->time_model.sector_ns[IOBAND_WRITE] / 65536.0,
+			res->time_model.busy_pct,
+			res->time_model.rate_limited ? ", rate-limited: sectors" : "");
 	if (cfg->dev.budget_bytes)
 		fprintf(out, "ticks: %llu bytes every %.3f ms (%.2f MiB/s)\n",
 			(unsigned long long)cfg->dev.budget_bytes,
@@ -1598,9 +1635,10 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 			gr->waits ? 100.0 * gr->reserved / gr->waits : 0.0);
 	}
 	fprintf(out, "expect%% = weight / sum of weights of groups active in the window; ratio = token%% / expect%% (1 for backlogged groups); tokens include urgent debt; bklg = held or competing throughout; held = most items held at once\n");
-	print_split(out, cfg, res, "sectors", true);
+	print_split(out, cfg, res, "sectors", SIM_EXPECT_SECTORS);
 	if (cfg->params.policy != IOBAND_POLICY_WEIGHT_IOSIZE)
-		print_split(out, cfg, res, "tokens", false);
+		print_split(out, cfg, res, "tokens", SIM_EXPECT_TOKENS);
+	print_split(out, cfg, res, "device time", SIM_EXPECT_TIME);
 	fprintf(out, "invariants:");
 	for (i = 0; i < SIM_NR_VIOLATIONS; i++)
 		fprintf(out, "%s %s %llu", i ? "," : "", sim_violation_names[i],

@@ -53,6 +53,11 @@ enum sim_pattern {
 struct sim_device {
 	u64 per_io_ns;
 	u64 per_sector_ns;
+	/* Writes' costs, when given (write_per_io=, write_per_sector=). */
+	u64 write_per_io_ns;
+	u64 write_per_sector_ns;
+	bool write_per_io_set;
+	bool write_per_sector_set;
 	u32 depth;
 	/*
 	 * The tick model, when budget_bytes is set (mbps= sets it as
@@ -123,7 +128,8 @@ struct sim_event_cfg {
  * utilisation.
  */
 struct sim_expect {
-	enum { SIM_EXPECT_SECTORS, SIM_EXPECT_TOKENS, SIM_EXPECT_UTILISED } what;
+	enum { SIM_EXPECT_SECTORS, SIM_EXPECT_TOKENS, SIM_EXPECT_TIME,
+	       SIM_EXPECT_UTILISED } what;
 	u32 nr;
 	double ratio[SIM_EXPECT_MAX];
 	double within;		/* SIM_EXPECT_UTILISED: the least, 0 to 1 */
@@ -168,6 +174,7 @@ struct sim_group_result {
 	u64 ios;
 	u64 sectors;
 	u64 tokens;		/* cost charged, urgent debt included */
+	u64 device_ns;		/* the device's service time of its ios */
 	u64 urgent;		/* urgent items among ios */
 	u64 max_wait_ns;	/* submit to dispatch, whole run */
 	u64 reserved;		/* dispatched in the constraint phase */
@@ -206,6 +213,7 @@ struct sim_result {
 	u64 window_sectors;
 	u64 window_max;
 	struct ioband_sched_stats stats;	/* the core's, at the end */
+	struct ioband_time_model time_model;	/* the core's, at the end */
 	u64 violations[SIM_NR_VIOLATIONS];	/* all must stay 0 */
 	u64 timers;		/* times the glue's timer fired */
 	double worst_pair_ratio; /* largest |gap| / bound seen */

@@ -164,6 +164,7 @@ TEST(message_policy_and_type)
 {
 	static const char * const policies[] = {
 		"weight", "weight-iosize", "range-bw", "weight-range",
+		"weight-time",
 	};
 	static const char * const types[] = {
 		"none", "cgroup", "uid", "user", "gid", "pid", "pgrp",
@@ -172,7 +173,7 @@ TEST(message_policy_and_type)
 	char line[64];
 	unsigned int i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		snprintf(line, sizeof(line), "policy %s", policies[i]);
 		CHECK(parse(line, &m) == 0 && m.kind == IOBAND_MSG_POLICY);
 		CHECK(m.value == i && !strcmp(ioband_policy_name(i), policies[i]));
@@ -184,8 +185,8 @@ TEST(message_policy_and_type)
 	}
 	CHECK(parse("type user", &m) == 0);
 	CHECK(ioband_group_type_of(m.value) == IOBAND_TYPE_UID);
-	CHECK(refused("policy fast", "policy 'fast': unknown, want weight, weight-iosize, range-bw or weight-range"));
-	CHECK(refused("policy WEIGHT", "policy 'WEIGHT': unknown, want weight, weight-iosize, range-bw or weight-range"));
+	CHECK(refused("policy fast", "policy 'fast': unknown, want weight, weight-iosize, range-bw, weight-range or weight-time"));
+	CHECK(refused("policy WEIGHT", "policy 'WEIGHT': unknown, want weight, weight-iosize, range-bw, weight-range or weight-time"));
 	CHECK(refused("type blkio", "type 'blkio': unknown, want none, cgroup, uid, user, gid, pid or pgrp"));
 }
 
@@ -404,8 +405,8 @@ TEST(table_refusals_name_the_argument)
 	CHECK(table_refused("/dev/sdb 1 0 99999999999 cgroup weight 0", "io_limit: want a number 0..65536", ""));
 	CHECK(table_refused("/dev/sdb 1 0 4294967297 cgroup weight 0", "io_limit: want a number 0..65536", ""));
 	CHECK(table_refused("/dev/sdb 1 0 0 blkio weight 0", "group_type: unknown, want none, cgroup, uid, user, gid, pid or pgrp", ""));
-	CHECK(table_refused("/dev/sdb 1 0 0 cgroup fastest 0", "policy: unknown, want weight, weight-iosize, range-bw or weight-range", ""));
-	CHECK(table_refused("/dev/sdb 1 0 0 cgroup range 0", "policy: unknown, want weight, weight-iosize, range-bw or weight-range", ""));
+	CHECK(table_refused("/dev/sdb 1 0 0 cgroup fastest 0", "policy: unknown, want weight, weight-iosize, range-bw, weight-range or weight-time", ""));
+	CHECK(table_refused("/dev/sdb 1 0 0 cgroup range 0", "policy: unknown, want weight, weight-iosize, range-bw, weight-range or weight-time", ""));
 	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 1.5", "token_base: want a number 0..1073741824", ""));
 	CHECK(table_refused("/dev/sdb 1 0 0 cgroup weight 1073741825", "token_base: want a number 0..1073741824", ""));
 	CHECK(table_refused("/dev/sdb 1 0 0 none weight 0 :100 4021:10", "group: group_type none takes no <id>:... groups", ""));
