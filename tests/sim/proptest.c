@@ -90,6 +90,17 @@ static u64 pick(u64 *rng, u64 lo, u64 hi)
 	return lo + sim_rand(rng) % (hi - lo + 1);
 }
 
+/* weight, weight-iosize or weight-time. */
+static enum ioband_policy random_weight_policy(u64 *rng)
+{
+	static const enum ioband_policy policies[] = {
+		IOBAND_POLICY_WEIGHT, IOBAND_POLICY_WEIGHT_IOSIZE,
+		IOBAND_POLICY_WEIGHT_TIME,
+	};
+
+	return policies[pick(rng, 0, 2)];
+}
+
 static u32 pick_weight(u64 *rng)
 {
 	u64 w;
@@ -230,8 +241,7 @@ static void generate(u64 seed, struct gen *gen)
 	max_size = pick(&rng, 0, 1) ? 8 : (u32)pick(&rng, 8, 2048);
 	capacity = random_device(&rng, cfg, max_size, max_size / 2.0 + 1,
 				 false);
-	cfg->params.policy = pick(&rng, 0, 1) ? IOBAND_POLICY_WEIGHT :
-			     IOBAND_POLICY_WEIGHT_IOSIZE;
+	cfg->params.policy = random_weight_policy(&rng);
 	io_limit = pick(&rng, 0, 2) ? 0 : (u32)pick(&rng, 1, 64);
 	cfg->params.io_limit = io_limit;
 	cfg->params.io_throttle = (u32)pick(&rng, 1, io_limit ? io_limit : 64);
@@ -329,7 +339,7 @@ static void generate(u64 seed, struct gen *gen)
 				break;
 			case 4:
 				ev->kind = SIM_EV_POLICY;
-				ev->value = pick(&rng, 0, 1);
+				ev->value = random_weight_policy(&rng);
 				break;
 			default:
 				ev->kind = SIM_EV_WEIGHT;
@@ -374,8 +384,7 @@ static void generate_throughput(u64 seed, struct gen *gen)
 	/* Twice the pipe within the window's cap, 64 MiB (section 14). */
 	if ((u64)cfg->dev.depth * max_size > IOBAND_WINDOW_MAX_SECTORS / 4)
 		max_size = IOBAND_WINDOW_MAX_SECTORS / 4 / cfg->dev.depth;
-	cfg->params.policy = pick(&rng, 0, 1) ? IOBAND_POLICY_WEIGHT :
-			     IOBAND_POLICY_WEIGHT_IOSIZE;
+	cfg->params.policy = random_weight_policy(&rng);
 	deep = 2 * cfg->dev.depth + 8;
 	add_groups(cfg, n);
 	for (i = 0; i <= n; i++) {
@@ -573,16 +582,24 @@ static void check_reservations(u64 seed, const struct sim_cfg *cfg,
 	}
 }
 
-/* The largest cost of one of @g's items that takes a turn (not urgent). */
-static u64 max_cost(const struct sim_cfg *cfg, const struct sim_group_cfg *g)
+/*
+ * The largest cost of one of @g's items that takes a turn (not urgent):
+ * what its policy charges its largest, or the most it was charged (@gr),
+ * which is all a bound can take under weight-time, whose costs are
+ * learnt, or after a live change of policy.
+ */
+static u64 max_cost(const struct sim_cfg *cfg, const struct sim_group_cfg *g,
+		    const struct sim_group_result *gr)
 {
 	u64 c = g->size_max;
 
 	if (cfg->params.policy == IOBAND_POLICY_WEIGHT)
 		c = g->discard_pct ? g->size_max >> 3 : 1;
 	if (!c)
-		return 1;
-	return c < IOBAND_MAX_ITEM_COST ? c : IOBAND_MAX_ITEM_COST;
+		c = 1;
+	if (c > IOBAND_MAX_ITEM_COST)
+		c = IOBAND_MAX_ITEM_COST;
+	return c > gr->max_item_tokens ? c : gr->max_item_tokens;
 }
 
 /*
@@ -601,6 +618,9 @@ static bool check_shares(u64 seed, const struct sim_cfg *cfg,
 		token_base = cfg->params.policy == IOBAND_POLICY_WEIGHT ?
 			     IOBAND_DEFAULT_TOKEN_BASE :
 			     IOBAND_DEFAULT_TOKEN_BASE_IOSIZE;
+	/* weight-time's token_base is in sector-equivalents, 16 tokens */
+	if (cfg->params.policy == IOBAND_POLICY_WEIGHT_TIME)
+		token_base <<= IOBAND_TIME_TOKEN_SHIFT;
 	/* The return credit, in tokens per unit of weight times W. */
 	credit = (double)cfg->params.carryover * token_base;
 
@@ -611,7 +631,7 @@ static bool check_shares(u64 seed, const struct sim_cfg *cfg,
 			return false;	/* not every group stayed backlogged */
 		total += gr->tokens;
 		wsum += cfg->groups[i].weight;
-		csum += max_cost(cfg, &cfg->groups[i]);
+		csum += max_cost(cfg, &cfg->groups[i], gr);
 		dsum += gr->unpaid_start + gr->unpaid_end;
 	}
 	for (i = 0; i < cfg->nr_groups; i++) {
@@ -619,7 +639,7 @@ static bool check_shares(u64 seed, const struct sim_cfg *cfg,
 		const struct sim_group_result *gr = &res->groups[i];
 		double share = (double)g->weight / wsum;
 		double expect = (double)total * share;
-		double bound = max_cost(cfg, g) + share * csum +
+		double bound = max_cost(cfg, g, gr) + share * csum +
 			       2.0 * credit * share +
 			       gr->unpaid_start + gr->unpaid_end +
 			       share * dsum + total / 65536.0;

@@ -640,6 +640,8 @@ static void dispatched(struct sim *s, struct sim_item *item,
 		g->unpaid += step;
 		g->unpaid_tokens += cost;
 	} else if (charged && !urgent) {
+		if (cost > gr->max_item_tokens)
+			gr->max_item_tokens = cost;
 		g->norm += step;
 		g->unpaid = 0;
 		g->unpaid_tokens = 0;

@@ -175,6 +175,7 @@ struct sim_group_result {
 	u64 sectors;
 	u64 tokens;		/* cost charged, urgent debt included */
 	u64 device_ns;		/* the device's service time of its ios */
+	u64 max_item_tokens;	/* most charged for one (not urgent) */
 	u64 urgent;		/* urgent items among ios */
 	u64 max_wait_ns;	/* submit to dispatch, whole run */
 	u64 reserved;		/* dispatched in the constraint phase */
