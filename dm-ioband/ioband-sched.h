@@ -153,7 +153,7 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * sectors until the service times fill the time again.
  */
 #define IOBAND_TIME_PERIOD_NS		(50ULL * 1000 * 1000)
-#define IOBAND_TIME_LEAST_NS		(2ULL * 1000 * 1000 * 1000)
+#define IOBAND_TIME_LEAST_NS		(1ULL * 1000 * 1000 * 1000)
 #define IOBAND_TIME_FORGET_SHIFT	4
 #define IOBAND_TIME_SHIFT		16
 #define IOBAND_TIME_MAX_IO_COST		65536

@@ -3627,6 +3627,320 @@ TEST(drain_sends_one_entity_down_and_the_others_keep_their_shares)
 	CHECK(ioband_sched_next_event_ns(&s) == 0);
 }
 
+/* ---- weight-time's cost model (section 18) ---- */
+
+/*
+ * A model device for weight-time: `channels` servers, each request to the
+ * one free first, served for io_ns + sector_ns x sectors of its direction
+ * (x slow while now is in [slow_from, slow_to)), by a FIFO: the model of
+ * tests/modeldev. One group keeps `depth` items outstanding through the
+ * core, each a read or a write of one of `sizes`, drawn at random.
+ */
+#define TM_MAX_DEPTH	64
+#define TM_MAX_CHANNELS	8
+#define TM_TICK_NS	(20 * MS)	/* the simulator's null_blk tick */
+
+struct tm_device {
+	u32 channels;
+	u64 io_ns[IOBAND_NR_DIRS];
+	u64 sector_ns[IOBAND_NR_DIRS];
+	u64 slow_from, slow_to;		/* writes x slow_factor meanwhile */
+	u32 slow_factor;
+	/* a byte cap instead: completes at once, sectors_per_s at most */
+	u64 cap_sectors_per_s;
+};
+
+struct tm_rig {
+	struct ioband_sched s;
+	struct ioband_sched_entity e;
+	struct ioband_sched_item items[TM_MAX_DEPTH];
+	u64 done_ns[TM_MAX_DEPTH];	/* 0: not in flight */
+	bool held[TM_MAX_DEPTH];
+	u64 channel_free[TM_MAX_CHANNELS];
+	u64 cap_next_ns;		/* byte cap: when the waiting one starts */
+	u64 cap_tick_ns;		/* the current budget's start */
+	u64 cap_left;			/* sectors */
+	u64 rng;
+	const struct tm_device *dev;
+	const u32 *sizes;
+	u32 nr_sizes;
+	u32 write_pct;
+	u32 depth;
+};
+
+static u64 tm_service(const struct tm_rig *r, const struct ioband_sched_item *it,
+		      u64 now)
+{
+	u64 ns = r->dev->io_ns[it->dir] + r->dev->sector_ns[it->dir] * it->sectors;
+
+	if (it->dir == IOBAND_WRITE && now >= r->dev->slow_from &&
+	    now < r->dev->slow_to)
+		ns *= r->dev->slow_factor;
+	return ns;
+}
+
+/* @it went down at @now: when it completes. */
+static u64 tm_start(struct tm_rig *r, const struct ioband_sched_item *it, u64 now)
+{
+	u32 c, best = 0;
+	u64 start;
+
+	if (r->dev->cap_sectors_per_s) {
+		/*
+		 * null_blk's mbps=: a budget every TM_TICK_NS, bios done at
+		 * once while it lasts; the one that does not fit waits, with
+		 * those behind it, for the next.
+		 */
+		u64 budget = r->dev->cap_sectors_per_s * TM_TICK_NS / SEC;
+
+		start = r->cap_next_ns > now ? r->cap_next_ns : now;
+		if (start >= r->cap_tick_ns + TM_TICK_NS) {
+			r->cap_tick_ns = start - (start - r->cap_tick_ns) % TM_TICK_NS;
+			r->cap_left = budget;
+		}
+		if (it->sectors > r->cap_left) {
+			r->cap_tick_ns += TM_TICK_NS;
+			r->cap_left = budget;
+			start = r->cap_next_ns = r->cap_tick_ns;
+		}
+		r->cap_left -= it->sectors;
+		return start + 1000;
+	}
+	for (c = 1; c < r->dev->channels; c++)
+		if (r->channel_free[c] < r->channel_free[best])
+			best = c;
+	start = r->channel_free[best] > now ? r->channel_free[best] : now;
+	r->channel_free[best] = start + tm_service(r, it, start);
+	return r->channel_free[best];
+}
+
+static void tm_new_item(struct tm_rig *r, u32 k)
+{
+	u32 size = r->sizes[sim_rand(&r->rng) % r->nr_sizes];
+	enum ioband_dir dir = sim_rand(&r->rng) % 100 < r->write_pct ?
+			      IOBAND_WRITE : IOBAND_READ;
+
+	ioband_sched_item_init(&r->items[k], size, dir, 0);
+}
+
+static void tm_dispatch(struct tm_rig *r, u64 now)
+{
+	struct ioband_sched_item *it;
+	u32 k;
+
+	while ((it = ioband_sched_next(&r->s, NULL, now))) {
+		k = it - r->items;
+		r->held[k] = false;
+		r->done_ns[k] = tm_start(r, it, now);
+	}
+}
+
+static void tm_init(struct tm_rig *r, const struct tm_device *dev,
+		    enum ioband_policy policy, const u32 *sizes, u32 nr_sizes,
+		    u32 write_pct, u32 depth)
+{
+	struct ioband_sched_params p;
+	u32 k;
+
+	memset(r, 0, sizeof(*r));
+	r->dev = dev;
+	r->sizes = sizes;
+	r->nr_sizes = nr_sizes;
+	r->write_pct = write_pct;
+	r->depth = depth;
+	r->rng = 42;
+	ioband_sched_params_default(&p, policy);
+	ioband_sched_init(&r->s, &p);
+	ioband_sched_entity_init(&r->s, &r->e, 100);
+	for (k = 0; k < depth; k++) {
+		tm_new_item(r, k);
+		if (ioband_sched_submit(&r->s, &r->e, &r->items[k], 1))
+			r->done_ns[k] = tm_start(r, &r->items[k], 1);
+		else
+			r->held[k] = true;
+	}
+}
+
+/* Runs until @until: each completion is followed by its replacement. */
+static void tm_run(struct tm_rig *r, u64 until)
+{
+	u64 now;
+	u32 k, first;
+
+	for (;;) {
+		first = r->depth;
+		for (k = 0; k < r->depth; k++)
+			if (!r->held[k] && r->done_ns[k] &&
+			    (first == r->depth || r->done_ns[k] < r->done_ns[first]))
+				first = k;
+		if (first == r->depth || r->done_ns[first] > until)
+			return;
+		now = r->done_ns[first];
+		r->done_ns[first] = 0;
+		ioband_sched_complete(&r->s, &r->e, &r->items[first], now);
+		tm_new_item(r, first);
+		if (ioband_sched_submit(&r->s, &r->e, &r->items[first], now))
+			r->done_ns[first] = tm_start(r, &r->items[first], now);
+		else
+			r->held[first] = true;
+		tm_dispatch(r, now);
+	}
+}
+
+/* What the core charges a bio of @sectors in @dir now, in sector-equivalents. */
+static double tm_cost(const struct tm_rig *r, enum ioband_dir dir, u32 sectors)
+{
+	struct ioband_sched_item it;
+
+	ioband_sched_item_init(&it, sectors, dir, 0);
+	return (double)ioband_sched_item_cost(&r->s, &it) /
+	       (1 << IOBAND_TIME_TOKEN_SHIFT);
+}
+
+/* The model's cost ratio of @a over @b against the device's, as a factor. */
+static double tm_ratio_error(const struct tm_rig *r, enum ioband_dir da,
+			     u32 sa, enum ioband_dir db, u32 sb, u64 now)
+{
+	struct ioband_sched_item a, b;
+
+	ioband_sched_item_init(&a, sa, da, 0);
+	ioband_sched_item_init(&b, sb, db, 0);
+	return (tm_cost(r, da, sa) / tm_cost(r, db, sb)) /
+	       ((double)tm_service(r, &a, now) / tm_service(r, &b, now));
+}
+
+/* The ssd preset of tests/modeldev: 4 channels, 49 + 3.465/sector us reads. */
+static const struct tm_device tm_ssd = {
+	.channels = 4,
+	.io_ns = { 49000, 2000 },
+	.sector_ns = { 3465, 3865 },
+};
+
+TEST(time_model_learns_the_device_from_completions)
+{
+	static const u32 sizes[] = { 8, 64, 512 };
+	struct tm_rig r;
+	const struct ioband_time_model *m = &r.s.time_model;
+	u32 d;
+
+	tm_init(&r, &tm_ssd, IOBAND_POLICY_WEIGHT_TIME, sizes, 3, 50, 32);
+	tm_run(&r, 5 * SEC);
+	for (d = 0; d < IOBAND_NR_DIRS; d++) {
+		fprintf(stderr, "  %s: %llu ns + %.1f ns a sector (device: %llu + %llu)\n",
+			d ? "write" : "read", (unsigned long long)m->io_ns[d],
+			m->sector_ns[d] / 65536.0,
+			(unsigned long long)tm_ssd.io_ns[d],
+			(unsigned long long)tm_ssd.sector_ns[d]);
+		CHECK(fabs((double)m->io_ns[d] - tm_ssd.io_ns[d]) < 2000);
+		CHECK(fabs(m->sector_ns[d] / 65536.0 / tm_ssd.sector_ns[d] - 1) < 0.02);
+	}
+	CHECK(!m->rate_limited && m->periods > 90);
+	/* Every pair of bios is priced as the device serves them, within 3%. */
+	CHECK(fabs(tm_ratio_error(&r, IOBAND_READ, 8, IOBAND_WRITE, 512, 5 * SEC) - 1) < 0.03);
+	CHECK(fabs(tm_ratio_error(&r, IOBAND_READ, 8, IOBAND_WRITE, 8, 5 * SEC) - 1) < 0.03);
+	CHECK(fabs(tm_ratio_error(&r, IOBAND_READ, 64, IOBAND_READ, 512, 5 * SEC) - 1) < 0.03);
+	/* Under every policy: a switch starts from what the device showed. */
+	tm_init(&r, &tm_ssd, IOBAND_POLICY_WEIGHT_IOSIZE, sizes, 3, 50, 32);
+	tm_run(&r, 2 * SEC);
+	CHECK(fabs(m->sector_ns[IOBAND_READ] / 65536.0 / tm_ssd.sector_ns[IOBAND_READ] - 1) < 0.02);
+}
+
+TEST(time_model_follows_a_slow_phase_within_its_renewal)
+{
+	static const u32 sizes[] = { 8, 512 };
+	struct tm_device dev = tm_ssd;
+	struct tm_rig r;
+
+	/* Writes 4 times slower from 4 s to 8 s (garbage collection). */
+	dev.slow_from = 4 * SEC;
+	dev.slow_to = 8 * SEC;
+	dev.slow_factor = 4;
+	tm_init(&r, &dev, IOBAND_POLICY_WEIGHT_TIME, sizes, 2, 50, 32);
+	tm_run(&r, 4 * SEC);
+	fprintf(stderr, "  before: a 256 KiB write costs %.2f 4 KiB reads, the device %.2f\n",
+		tm_cost(&r, IOBAND_WRITE, 512) / tm_cost(&r, IOBAND_READ, 8),
+		(double)(2000 + 3865 * 512) / (49000 + 3465 * 8));
+	CHECK(fabs(tm_ratio_error(&r, IOBAND_WRITE, 512, IOBAND_READ, 8, 4 * SEC - 1) - 1) < 0.05);
+	tm_run(&r, 4 * SEC + IOBAND_TIME_LEAST_NS + 2 * IOBAND_TIME_PERIOD_NS);
+	fprintf(stderr, "  slow phase, %llu ms in: a 256 KiB write costs %.2f 4 KiB reads, the device %.2f\n",
+		(unsigned long long)((IOBAND_TIME_LEAST_NS + 2 * IOBAND_TIME_PERIOD_NS) / MS),
+		tm_cost(&r, IOBAND_WRITE, 512) / tm_cost(&r, IOBAND_READ, 8),
+		(double)(4 * (2000 + 3865 * 512)) / (49000 + 3465 * 8));
+	CHECK(fabs(tm_ratio_error(&r, IOBAND_WRITE, 512, IOBAND_READ, 8, 5 * SEC) - 1) < 0.05);
+	/* Faster again: a lower least latency counts at once. */
+	tm_run(&r, 8 * SEC + 2 * IOBAND_TIME_PERIOD_NS);
+	CHECK(fabs(tm_ratio_error(&r, IOBAND_WRITE, 512, IOBAND_READ, 8, 9 * SEC) - 1) < 0.05);
+}
+
+TEST(time_model_charges_sectors_on_a_device_of_bytes)
+{
+	static const u32 sizes[] = { 8, 64, 256 };
+	struct tm_device bytes = { .channels = 4, .sector_ns = { 2000, 2000 } };
+	struct tm_device cap = { .cap_sectors_per_s = 32768 };	/* 16 MiB/s */
+	const struct ioband_time_model *m;
+	struct tm_rig r;
+
+	/* Service in bytes only, reads as writes: a bio costs its sectors. */
+	tm_init(&r, &bytes, IOBAND_POLICY_WEIGHT_TIME, sizes, 3, 50, 32);
+	tm_run(&r, 3 * SEC);
+	CHECK(fabs(tm_cost(&r, IOBAND_READ, 8) / 8 - 1) < 0.01);
+	CHECK(fabs(tm_cost(&r, IOBAND_WRITE, 256) / 256 - 1) < 0.01);
+	CHECK(fabs(tm_cost(&r, IOBAND_READ, 64) / 64 - 1) < 0.01);
+	/*
+	 * A byte cap (null_blk's mbps=): completions take no time, so the
+	 * service they show cannot fill the time; every bio costs exactly
+	 * its sectors, as under weight-iosize.
+	 */
+	tm_init(&r, &cap, IOBAND_POLICY_WEIGHT_TIME, sizes, 3, 50, 32);
+	tm_run(&r, 3 * SEC);
+	m = &r.s.time_model;
+	CHECK(m->rate_limited);
+	CHECK(tm_cost(&r, IOBAND_READ, 8) == 8 && tm_cost(&r, IOBAND_WRITE, 256) == 256);
+}
+
+TEST(time_costs_split_device_time_by_weight)
+{
+	struct sim_cfg cfg;
+	struct sim_result res;
+	struct sim_group_cfg *g;
+	double reader, writer;
+
+	/* The read-against-write pair of tests/sim, at 3:1. */
+	sim_cfg_init(&cfg);
+	cfg.dev.per_io_ns = 49000;
+	cfg.dev.per_sector_ns = 3465;
+	cfg.dev.write_per_io_ns = 2000;
+	cfg.dev.write_per_sector_ns = 3865;
+	cfg.dev.write_per_io_set = true;
+	cfg.dev.write_per_sector_set = true;
+	cfg.dev.depth = 4;
+	ioband_sched_params_default(&cfg.params, IOBAND_POLICY_WEIGHT_TIME);
+	cfg.duration_ns = 5 * SEC;
+	cfg.warmup_ns = 2 * SEC;
+	cfg.groups = realloc(cfg.groups, 3 * sizeof(*cfg.groups));
+	memset(cfg.groups + 1, 0, 2 * sizeof(*cfg.groups));
+	cfg.nr_groups = 3;
+	g = &cfg.groups[1];
+	strcpy(g->name, "reader");
+	g->weight = 300;
+	g->pattern = SIM_CLOSED;
+	g->depth = 32;
+	g->size_min = g->size_max = 8;
+	cfg.groups[2] = *g;
+	strcpy(cfg.groups[2].name, "writer");
+	cfg.groups[2].weight = 100;
+	cfg.groups[2].write_pct = 100;
+	sim_run(&cfg, &res);
+	CHECK(sim_violations(&res) == 0);
+	reader = res.groups[1].device_ns;
+	writer = res.groups[2].device_ns;
+	fprintf(stderr, "  reader:writer device time %.3f:1 at weights 3:1\n",
+		reader / writer);
+	CHECK(fabs(reader / writer / 3 - 1) < 0.05);
+	sim_result_free(&res);
+	sim_cfg_free(&cfg);
+}
+
 int main(void)
 {
 	/* a scheduling bug that loops forever fails the suite, not CI */
@@ -3690,5 +4004,9 @@ int main(void)
 			 T(drain_sends_one_entity_down_and_the_others_keep_their_shares),
 			 T(nested_groups_share_their_parents_share),
 			 T(nested_random_trees_of_depth_4_get_cgroup_shares),
-			 T(nested_parent_and_weight_changes_keep_the_sums));
+			 T(nested_parent_and_weight_changes_keep_the_sums),
+			 T(time_model_learns_the_device_from_completions),
+			 T(time_model_follows_a_slow_phase_within_its_renewal),
+			 T(time_model_charges_sectors_on_a_device_of_bytes),
+			 T(time_costs_split_device_time_by_weight));
 }
