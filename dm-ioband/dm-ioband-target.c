@@ -1924,6 +1924,50 @@ static void ioband_read_route_stats(struct ioband_c *ic,
 	}
 }
 
+/*
+ * weight-time's model (ioband-design.rst section 18), under every policy:
+ * each direction's service time (per IO in ns, per sector in ps), the
+ * costs in thousandths of a sector-equivalent and what one is in ps, and
+ * its inputs, each size class's mean size and least latency as
+ * sectors:ns pairs joined by '/' ('-' for none).
+ */
+static void ioband_emit_time_model(const struct ioband_time_model *m,
+				   char *result, unsigned int maxlen,
+				   size_t *szp)
+{
+	static const char * const dir_names[IOBAND_NR_DIRS] = { "read", "write" };
+	const struct ioband_time_class *c;
+	size_t sz = *szp;
+	const char *sep;
+	u32 dir, i;
+
+	for (dir = 0; dir < IOBAND_NR_DIRS; dir++)
+		DMEMIT(" time_%s_io_ns=%llu time_%s_sector_ps=%llu time_%s_io_cost_milli=%llu time_%s_sector_cost_milli=%llu",
+		       dir_names[dir], m->io_ns[dir], dir_names[dir],
+		       (m->sector_ns[dir] * 1000) >> 16, dir_names[dir],
+		       (m->io_cost[dir] * 1000) >> IOBAND_TIME_SHIFT,
+		       dir_names[dir],
+		       (m->sector_cost[dir] * 1000) >> IOBAND_TIME_SHIFT);
+	DMEMIT(" time_unit_ps=%llu time_rate_limited=%d time_busy_pct=%u time_periods=%llu",
+	       (m->unit_ns * 1000) >> 16, m->rate_limited, m->busy_pct,
+	       m->periods);
+	for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
+		DMEMIT(" time_%s_least=", dir_names[dir]);
+		sep = "";
+		for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
+			c = &m->classes[dir][i];
+			if (!c->least_ns || !c->items)
+				continue;
+			DMEMIT("%s%llu:%llu", sep,
+			       div64_u64(c->sectors, c->items), c->least_ns);
+			sep = "/";
+		}
+		if (!*sep)
+			DMEMIT("-");
+	}
+	*szp = sz;
+}
+
 static void ioband_emit_stats(struct ioband_c *ic, char *result,
 			      unsigned int maxlen)
 {
@@ -1956,6 +2000,7 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 	       w->completes_inline, w->inline_closes);
 	DMEMIT(" writeback_attribution=%s writeback_hold_sectors=%llu",
 	       IOBAND_WRITEBACK_ATTRIBUTION, w->writeback_hold_sectors);
+	ioband_emit_time_model(&sched->time_model, result, maxlen, &sz);
 	DMEMIT(" dm_layout=%s attributed_orig_bio=%llu attributed_wb=%llu attributed_task=%llu associated=%llu",
 	       IOBAND_DM_LAYOUT_NAME, routes.bios[IOBAND_ROUTE_ORIG_BIO],
 	       routes.bios[IOBAND_ROUTE_WB], routes.bios[IOBAND_ROUTE_TASK],

@@ -1831,7 +1831,9 @@ static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
 	if (n > 1 && det) {
 		slope = ioband_smul_div((s64)(n * sxy) - (s64)(sx * sy),
 					1LL << 16, det);
-		intercept = ((s64)sy - (((s64)sx * slope) >> 16)) / (s64)n;
+		intercept = ioband_smul_div((s64)sy -
+					    ioband_smul_div(sx, slope, 1ULL << 16),
+					    1, n);
 		if (slope < 0) {
 			m->io_ns[dir] = ioband_div64(sy, n);
 			return;
