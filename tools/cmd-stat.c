@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -191,6 +192,42 @@ static void print_attribution(const struct ioband_stats *st, const char *wb)
 		putchar(')');
 }
 
+/* @key of @st as a number, NAN when the module does not give it. */
+static double stat_number(const struct ioband_stats *st, const char *key)
+{
+	const char *v = ioband_stats_field(st->fields, st->nr_fields, key);
+
+	return v ? strtod(v, NULL) : NAN;
+}
+
+/*
+ * Under weight-time, one more line: the device's service time as the
+ * module measured it, and what a bio costs in sectors (the mean device
+ * time of a sector the device recently completed).
+ */
+static void print_time_model(const char *name, const struct ioband_stats *st)
+{
+	const char *limited = ioband_stats_field(st->fields, st->nr_fields,
+						 "time_rate_limited");
+
+	if (!limited || strcmp(st->policy, "weight-time"))
+		return;
+	printf("%s: device time: read %.1f us + %.3f us a KiB, write %.1f us + %.3f us a KiB",
+	       name, stat_number(st, "time_read_io_ns") / 1e3,
+	       stat_number(st, "time_read_sector_ps") * 2 / 1e6,
+	       stat_number(st, "time_write_io_ns") / 1e3,
+	       stat_number(st, "time_write_sector_ps") * 2 / 1e6);
+	if (!strcmp(limited, "1")) {
+		printf("; not what limits the device: bios cost their sectors\n");
+		return;
+	}
+	printf("; a bio costs, in sectors: read %.2f + %.3f a sector, write %.2f + %.3f a sector\n",
+	       stat_number(st, "time_read_io_cost_milli") / 1e3,
+	       stat_number(st, "time_read_sector_cost_milli") / 1e3,
+	       stat_number(st, "time_write_io_cost_milli") / 1e3,
+	       stat_number(st, "time_write_sector_cost_milli") / 1e3);
+}
+
 /*
  * Below the table, one line per device: the dispatch window the module
  * keeps (its stats message's window_* fields) and what it was derived
@@ -230,6 +267,7 @@ static void print_windows(const struct sample_set *set)
 		if (wb)
 			print_attribution(st, wb);
 		putchar('\n');
+		print_time_model(set->samples[i].name, st);
 	}
 }
 

@@ -40,9 +40,10 @@ static const struct command commands[] = {
 	  "                               pid, pgrp, or none (only the default group)\n"
 	  " -p, --policy <policy>       weight (share IOs, default), weight-iosize\n"
 	  "                               (share sectors), range-bw (a minimum and\n"
-	  "                               a maximum in KiB/s per group) or\n"
+	  "                               a maximum in KiB/s per group),\n"
 	  "                               weight-range (both: reservation, limit,\n"
-	  "                               and the rest by weight)\n"
+	  "                               and the rest by weight) or weight-time\n"
+	  "                               (share the device's time, as learnt)\n"
 	  " -g, --group <key>=<spec>    a group: <weight>, <min>:<max> (range-bw)\n"
 	  "                               or <weight>:<min>:<max> (weight-range);\n"
 	  "                               repeat for more groups; the key default\n"
@@ -90,9 +91,9 @@ static const struct command commands[] = {
 	  "suspend)",
 	  "Options:\n"
 	  " -p, --policy <policy>   share by another policy (the whole domain):\n"
-	  "                           weight, weight-iosize, range-bw or\n"
-	  "                           weight-range; sent before the specs, which\n"
-	  "                           it then reads\n"
+	  "                           weight, weight-iosize, range-bw,\n"
+	  "                           weight-range or weight-time; sent before\n"
+	  "                           the specs, which it then reads\n"
 	  "     --io-limit <n>      at most <n> IOs in flight below (0: no cap,\n"
 	  "                           the window alone)\n"
 	  "     --io-throttle <n>   kept from dm-ioband, reported only\n"
@@ -114,11 +115,13 @@ static const struct command commands[] = {
 	  "Return group <key> of device <name> to the default group",
 	  "Options:\n"
 	  " -h, --help   display this help\n", NULL },
-	{ "policy", cmd_policy, "<name> weight|weight-iosize|range-bw|weight-range",
+	{ "policy", cmd_policy,
+	  "<name> weight|weight-iosize|range-bw|weight-range|weight-time",
 	  "The same as 'iobandctl set --policy <policy> <name>', kept: change how\n"
 	  "device <name> (its whole domain) shares: by IOs (weight), by sectors\n"
-	  "(weight-iosize), by minimum and maximum bandwidth (range-bw) or by all\n"
-	  "three (weight-range)",
+	  "(weight-iosize), by minimum and maximum bandwidth (range-bw), by all\n"
+	  "three (weight-range) or by the device's time, as learnt from its\n"
+	  "completions (weight-time)",
 	  "Options:\n"
 	  " -h, --help   display this help\n", NULL },
 	{ "reset", cmd_reset, "<name>",

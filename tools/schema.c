@@ -153,6 +153,21 @@ static const struct named_field window_fields[] = {
 	{ "window_inline_closes", "inline_closes",         1 },
 };
 
+/* weight-time's model of the device (the module's time_* fields). */
+static const struct named_field time_fields[] = {
+	{ "time_read_io_ns",               "read_io_ns",               1 },
+	{ "time_read_sector_ps",           "read_sector_ps",           1 },
+	{ "time_write_io_ns",              "write_io_ns",              1 },
+	{ "time_write_sector_ps",          "write_sector_ps",          1 },
+	{ "time_read_io_cost_milli",       "read_io_cost_milli",       1 },
+	{ "time_read_sector_cost_milli",   "read_sector_cost_milli",   1 },
+	{ "time_write_io_cost_milli",      "write_io_cost_milli",      1 },
+	{ "time_write_sector_cost_milli",  "write_sector_cost_milli",  1 },
+	{ "time_unit_ps",                  "unit_ps",                  1 },
+	{ "time_busy_pct",                 "busy_pct",                 1 },
+	{ "time_periods",                  "periods",                  1 },
+};
+
 static const struct named_field attribution_fields[] = {
 	{ "attributed_orig_bio", "bios_orig_bio", 1 },
 	{ "attributed_wb",       "bios_wb",       1 },
@@ -163,7 +178,8 @@ static const struct named_field attribution_fields[] = {
 static const char *const domain_known[] = {
 	"domain", "policy", "token_base", "io_throttle", "io_limit",
 	"carryover", "in_flight", "queued", "elapsed_ns", "window_inline",
-	"writeback_attribution", "dm_layout", NULL
+	"writeback_attribution", "dm_layout", "time_rate_limited",
+	"time_read_least", "time_write_least", NULL
 };
 
 /* Keys of a group record the schema names. */
@@ -211,7 +227,8 @@ static int domain_is_known(const char *key)
 	return is_known(key, domain_known, domain_extra, ARRAY_LEN(domain_extra)) ||
 	       is_known(key, domain_known, window_fields, ARRAY_LEN(window_fields)) ||
 	       is_known(key, domain_known, attribution_fields,
-			ARRAY_LEN(attribution_fields));
+			ARRAY_LEN(attribution_fields)) ||
+	       is_known(key, domain_known, time_fields, ARRAY_LEN(time_fields));
 }
 
 /* "module": the fields the schema does not name, numbers as numbers. */
@@ -230,6 +247,60 @@ static void jw_module(struct jw *w, const struct ioband_stats_field *fields,
 		else
 			jw_str(w, fields[i].key, fields[i].value);
 	}
+	jw_close(w, '}');
+}
+
+/*
+ * A size class list of the module, "SECTORS:NS/SECTORS:NS" ("-": none),
+ * as [{"bytes": B, "least_latency_ns": N}, ...]; null if it is not one.
+ */
+static void jw_least(struct jw *w, const char *key, const char *list)
+{
+	unsigned long long sectors, ns;
+	const char *p = list;
+	int n;
+
+	if (!list || (strcmp(list, "-") &&
+		      sscanf(list, "%llu:%llu%n", &sectors, &ns, &n) != 2)) {
+		jw_null(w, key);
+		return;
+	}
+	jw_open(w, key, '[');
+	while (strcmp(p, "-") && sscanf(p, "%llu:%llu%n", &sectors, &ns, &n) == 2) {
+		jw_open(w, NULL, '{');
+		jw_u64(w, "bytes", (uint64_t)sectors * 512);
+		jw_u64(w, "least_latency_ns", ns);
+		jw_close(w, '}');
+		p += n;
+		if (*p != '/')
+			break;
+		p++;
+	}
+	jw_close(w, ']');
+}
+
+/*
+ * "time_model": weight-time's model of the device (section 18 of
+ * ioband-design.rst), or null from a module without one.
+ */
+static void write_time_model(struct jw *w, const struct ioband_stats *st)
+{
+	const char *limited = field(st, "time_rate_limited");
+	size_t i;
+
+	if (!field(st, "time_periods")) {
+		jw_null(w, "time_model");
+		return;
+	}
+	jw_open(w, "time_model", '{');
+	if (limited)
+		jw_bool(w, "rate_limited", !strcmp(limited, "1"));
+	else
+		jw_null(w, "rate_limited");
+	for (i = 0; i < ARRAY_LEN(time_fields); i++)
+		jw_named(w, st, &time_fields[i]);
+	jw_least(w, "read_least", field(st, "time_read_least"));
+	jw_least(w, "write_least", field(st, "time_write_least"));
 	jw_close(w, '}');
 }
 
@@ -323,6 +394,7 @@ static void write_device(struct jw *w, const struct schema_device *d)
 		jw_named(w, st, &attribution_fields[i]);
 	jw_close(w, '}');
 
+	write_time_model(w, st);
 	jw_module(w, st->fields, st->nr_fields, domain_is_known);
 	jw_open(w, "groups", '[');
 	for (i = 0; i < st->nr_groups; i++)

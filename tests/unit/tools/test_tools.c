@@ -1036,7 +1036,14 @@ static const char stats_attributed[] =
 	"window_min_lat_ns=150000 window_inline=0 window_full=3 idle_waits=4 "
 	"urgent=5 writeback_attribution=wb+orig-bio dm_layout=btf "
 	"attributed_orig_bio=11 attributed_wb=22 attributed_task=33 "
-	"writeback_hold_sectors=2048 future_word=abc future_count=7\n"
+	"writeback_hold_sectors=2048 time_read_io_ns=49000 "
+	"time_read_sector_ps=3465000 time_write_io_ns=2000 "
+	"time_write_sector_ps=3865000 time_read_io_cost_milli=14141 "
+	"time_read_sector_cost_milli=1000 time_write_io_cost_milli=577 "
+	"time_write_sector_cost_milli=1115 time_unit_ps=3465000 "
+	"time_rate_limited=0 time_busy_pct=398 time_periods=120 "
+	"time_read_least=8:76720/512:1823080 time_write_least=- "
+	"future_word=abc future_count=7\n"
 	"group=-1 weight=100 reads=4 read_sectors=32 writes=0 write_sectors=0 "
 	"delayed_reads=0 delayed_writes=0 queued=0 in_flight=0 wait_ns=400 "
 	"wait_max_ns=300 service_ns=800 finish_tag=0 min_kbps=0 max_kbps=0 "
@@ -1247,6 +1254,15 @@ static void test_json_schema_stats(void)
 	CHECK(strstr(out, "\"window\": {\n        \"inline\": false,\n"
 		      "        \"bytes\": 131072,\n        \"in_flight_bytes\": 4096,\n"
 		      "        \"rate_bytes_per_second\": 1024000,"));
+	/* weight-time's model: its numbers, its inputs as a list. */
+	CHECK(strstr(out, "\"time_model\": {\n        \"rate_limited\": false,\n"
+		      "        \"read_io_ns\": 49000,\n        \"read_sector_ps\": 3465000,"));
+	CHECK(strstr(out, "\"read_least\": [\n          {\n            \"bytes\": 4096,\n"
+		      "            \"least_latency_ns\": 76720\n          },\n          {\n"
+		      "            \"bytes\": 262144,\n            \"least_latency_ns\": 1823080\n"
+		      "          }\n        ],\n        \"write_least\": []\n"));
+	CHECK(strstr(out, "\"time_model\": null,"));
+	CHECK(!strstr(out, "\"time_read_least\"") && !strstr(out, "\"time_unit_ps\""));
 	free(out);
 
 	/* From a status line: no queue, no rates, all keys still there. */
