@@ -7,8 +7,9 @@
  * Comments in this file cite its sections as "section N". In short:
  *
  * The groups of a bandwidth domain (every ioband target with the same
- * ioband_device_id) share the device by weight, in IOs (policy `weight`)
- * or sectors (`weight-iosize`). The core is start-time fair queuing over
+ * ioband_device_id) share the device by weight, in IOs (policy `weight`),
+ * sectors (`weight-iosize`) or device time, learnt from completions
+ * (`weight-time`, section 18). The core is start-time fair queuing over
  * a window of D in flight, SFQ(D) (Jin, Chase and Kaur, SIGMETRICS 2004),
  * with one start tag per group: an item of cost c sent down for a group
  * of weight w moves the group's tag by c * 2^32 / w, and the held item of
