@@ -584,7 +584,7 @@ u64 ioband_sched_next_event_ns(const struct ioband_sched *sched);
 
 /*
  * What @item costs in tokens now, as the next dispatch charges it: for
- * the simulator, and for a stats reader that turns IOs into shares.
+ * the simulator and the tests, which count what each group was charged.
  */
 u64 ioband_sched_item_cost(const struct ioband_sched *sched,
 			   const struct ioband_sched_item *item);

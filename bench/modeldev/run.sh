@@ -22,7 +22,8 @@
 : "${MB_SCENARIOS:=rrsw8 rw11}"
 SYS=/sys/block/model0
 CH=2 RIO=1470000 RKIB=207900 WIO=60000 WKIB=231900
-trap 'killall -KILL fio 2>/dev/null; dmsetup remove --noudevsync mb 2>/dev/null; rmmod ioband_model 2>/dev/null || true' EXIT
+# set -e holds in a trap too: every command of it may fail.
+trap 'killall -KILL fio 2>/dev/null || true; dm_remove mb 2>/dev/null || true; rmmod ioband_model 2>/dev/null || true' EXIT
 modprobe ioband_model preset=ssd size_mb=512 channels=$CH read_io_ns=$RIO \
 	read_kib_ns=$RKIB write_io_ns=$WIO write_kib_ns=$WKIB || fail "modprobe ioband_model"
 wait_for 10 test -b /dev/model0
@@ -105,6 +106,7 @@ run() {
 	[ "${2#ioband:}" = "$2" ] || log "$1 $2: $(dmsetup message mb 0 stats | head -n 1 | tr ' ' '\n' | grep '^time_' | tr '\n' ' ')"
 	killall -KILL fio 2>/dev/null || true
 	within 60 no_fio || fail "fio still running"
+	wait
 	for _g in "a $a" "b $b"; do
 		awk -v s="$1" -v v="$2" -v g="${_g% *}" -v id="${_g#* }" -v t0="$_t0" -v t1="$_t1" \
 			'$1 == id { printf "RESULT %s %s %s %s %s %s %.2f\n", s, v, g, $2, $4, $3, t1 - t0 }' ct
