@@ -7,7 +7,7 @@
 # per group and run; the host side turns them into a table.
 #
 # The device: the ssd preset's costs 30 times over on 2 channels (a 4 KiB
-# read 2.30 ms, a 4 KiB write 0.99 ms, a 256 KiB write 30 ms): TCG cannot
+# read 2.30 ms, a 4 KiB write 0.99 ms, a 256 KiB write 59.4 ms): TCG cannot
 # keep the preset itself busy. Variants: none (dm-linear alone), ioband
 # with weight-iosize and weight-time, BFQ (defaults) and iocost given the
 # device's true coefficients (its best case), qos max 400 so that vrate
