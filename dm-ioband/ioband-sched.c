@@ -438,7 +438,7 @@ u64 ioband_sched_item_cost(const struct ioband_sched *sched,
 	return ioband_sched_cost(sched, item);
 }
 
-/* ---- Nested groups (section 18) ---- */
+/* ---- Nested groups (section 19) ---- */
 
 /*
  * @n's subtree gains (@on) or loses @weight of active queues: a change

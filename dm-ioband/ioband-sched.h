@@ -123,7 +123,7 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 #define IOBAND_WRITEBACK_WAIT_POLL_NS		(100ULL * 1000 * 1000)
 
 /*
- * The most levels of nested attached groups (section 18): an entity's
+ * The most levels of nested attached groups (section 19): an entity's
  * share is worked out over at most this many parents.
  */
 #define IOBAND_SCHED_MAX_DEPTH	8
@@ -291,7 +291,7 @@ struct ioband_sched_entity {
 	struct ioband_sched_entity *rekey_next;	/* policy switch only */
 
 	/*
-	 * Nested groups (section 18): the entity of the nearest attached
+	 * Nested groups (section 19): the entity of the nearest attached
 	 * ancestor group (NULL at the top), which shares its own share
 	 * between its own queue (at its own weight) and its children.
 	 */
@@ -504,7 +504,7 @@ bool ioband_sched_set_weight(struct ioband_sched *sched,
 			     struct ioband_sched_entity *entity, u32 weight);
 
 /*
- * Section 18: makes @parent (NULL: the top) the entity that @entity's
+ * Section 19: makes @parent (NULL: the top) the entity that @entity's
  * share is a part of. Both are attached entities of @sched, and @parent
  * is not @entity or one of its descendants: the caller keeps the nesting
  * a tree, no deeper than IOBAND_SCHED_MAX_DEPTH. Applies from each

@@ -22,7 +22,7 @@
  *           [think=TIME] [on=TIME off=TIME] [start=TIME] [stop=TIME]
  *           [min=KBPS] [max=KBPS] [parent=NAME]
  *      parent: a group declared earlier (not the default group), whose
- *      share this group's is a part of (section 18 of the design).
+ *      share this group's is a part of (section 19 of the design).
  *      min and max are the group's reservation and limit in KB/s (1 KB/s
  *      = 2 sectors per second; 0 = none), used by the range policies.
  *      urgent: the percentage of IOs marked urgent (metadata, journal:

@@ -1384,7 +1384,7 @@ TEST(weight_change_takes_effect_live)
 	rig_free(&r);
 }
 
-/* ---- Nested groups (section 18) ---- */
+/* ---- Nested groups (section 19) ---- */
 
 /*
  * Every group of @r with @busy[i] submits its `depth` items; the others
