@@ -1197,6 +1197,128 @@ static void ioband_walk_groups(struct ioband_c *ic, struct ioband_walk *walk)
 	}
 }
 
+/* ---- Nested cgroup groups (section 19 of the design) ---- */
+
+/*
+ * The attached group of the nearest cgroup above cgroup @id, or NULL: at
+ * the top, and for a cgroup that is gone or outside the caller's cgroup
+ * namespace. The cgroup tree never changes shape under a cgroup, so this
+ * changes only when groups are attached or detached. Under groups_lock.
+ */
+static struct ioband_group *ioband_cgroup_parent(struct ioband_c *ic, u64 id)
+{
+	struct ioband_group *parent = NULL;
+	struct cgroup *cgrp;
+	int level;
+
+	lockdep_assert_held(&ic->groups_lock);
+	cgrp = cgroup_get_from_id(id);
+	if (IS_ERR_OR_NULL(cgrp))
+		return NULL;
+	for (level = cgrp->level - 1; level >= 0 && !parent; level--)
+		parent = ioband_find_group(ic,
+					   cgroup_id(cgroup_ancestor(cgrp, level)));
+	cgroup_put(cgrp);
+	return parent;
+}
+
+/* Whether cgroup @id is below @ancestor (a cgroup that has descendants). */
+static bool ioband_cgroup_below(u64 id, struct cgroup *ancestor)
+{
+	struct cgroup *cgrp = cgroup_get_from_id(id);
+	bool below;
+
+	if (IS_ERR_OR_NULL(cgrp))
+		return false;
+	below = cgrp != ancestor && cgroup_is_descendant(cgrp, ancestor);
+	cgroup_put(cgrp);
+	return below;
+}
+
+/* Whether no group of @ic is nested deeper than the core allows. */
+static bool ioband_nesting_fits(struct ioband_c *ic)
+{
+	struct ioband_group *group, *up;
+	unsigned int depth;
+
+	lockdep_assert_held(&ic->groups_lock);
+	for (group = ic->groups.first; group; group = group->next) {
+		depth = 0;
+		for (up = group->parent; up; up = up->parent)
+			if (++depth > IOBAND_SCHED_MAX_DEPTH)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The table's groups, nested as their cgroups are: fails when they nest
+ * deeper than the core allows. Under groups_lock, before the first resume.
+ */
+static bool ioband_nest_table_groups(struct ioband_c *ic)
+{
+	struct ioband_group *group;
+
+	if (ioband_type(ic) != IOBAND_TYPE_CGROUP)
+		return true;
+	for (group = ic->groups.first; group; group = group->next)
+		group->parent = ioband_cgroup_parent(ic, group->id);
+	return ioband_nesting_fits(ic);
+}
+
+/* The scheduler nests @group's entity as its parent field says. */
+static void ioband_sync_parent(struct ioband_walk *walk,
+			       struct ioband_group *group, bool is_default)
+{
+	struct ioband_sched_entity *parent = NULL;
+
+	if (group->parent)
+		parent = &group->parent->entity;
+	if (group->entity.parent != parent)
+		ioband_sched_set_parent(&walk->ic->domain->sched,
+					&group->entity, parent);
+}
+
+/* Every group at the top, as a target that goes away must leave them. */
+static void ioband_unnest_group(struct ioband_walk *walk,
+				struct ioband_group *group, bool is_default)
+{
+	group->parent = NULL;
+	ioband_sync_parent(walk, group, is_default);
+}
+
+/*
+ * @group, attached by a message under @parent, becomes the parent of the
+ * groups below its cgroup that were @parent's, unless some would then
+ * nest too deep: returns false then, having changed nothing. Under
+ * groups_lock; the scheduler follows in a walk of ioband_sync_parent().
+ */
+static bool ioband_adopt_below(struct ioband_c *ic, struct ioband_group *group,
+			       struct ioband_group *parent)
+{
+	struct ioband_group *other;
+	struct cgroup *cgrp;
+	bool fits;
+
+	cgrp = cgroup_get_from_id(group->id);
+	if (IS_ERR_OR_NULL(cgrp))
+		return true;
+	/* A leaf cgroup, the common case, has no group below it. */
+	if (READ_ONCE(cgrp->nr_descendants)) {
+		for (other = ic->groups.first; other; other = other->next)
+			if (other != group && other->parent == parent &&
+			    ioband_cgroup_below(other->id, cgrp))
+				other->parent = group;
+	}
+	cgroup_put(cgrp);
+	fits = ioband_nesting_fits(ic);
+	if (!fits)
+		for (other = ic->groups.first; other; other = other->next)
+			if (other->parent == group)
+				other->parent = parent;
+	return fits;
+}
+
 /* ---- Suspend and resume ---- */
 
 /*
@@ -1322,6 +1444,9 @@ static void ioband_apply(struct ioband_c *ic)
 	WARN_ON_ONCE(!ioband_sched_set_params(&domain->sched, &ic->params));
 	spin_unlock_irqrestore(&domain->lock, flags);
 	ioband_walk_groups(ic, &walk);
+	/* Every group is attached: now each may be another's parent. */
+	walk.visit = ioband_sync_parent;
+	ioband_walk_groups(ic, &walk);
 	spin_lock_irqsave(&domain->lock, flags);
 	list_add_tail(&ic->domain_node, &domain->targets);
 	WRITE_ONCE(ic->applied, true);
@@ -1390,6 +1515,12 @@ static void ioband_dtr(struct dm_target *ti)
 		rhashtable_destroy(&ic->group_index);
 	if (domain) {
 		mutex_lock(&ic->groups_lock);
+		if (ic->applied) {
+			/* No group may go before a group nested under it. */
+			walk.visit = ioband_unnest_group;
+			ioband_walk_groups(ic, &walk);
+			walk.visit = ioband_dtr_group;
+		}
 		ioband_walk_groups(ic, &walk);
 		spin_lock_irqsave(&domain->lock, flags);
 		/* Its heir is gone: the default group must hold nothing. */
@@ -1555,6 +1686,13 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ret = ioband_add_table_groups(ti, &table);
 	if (ret)
 		goto bad;
+	mutex_lock(&ic->groups_lock);
+	ret = ioband_nest_table_groups(ic) ? 0 : -EINVAL;
+	mutex_unlock(&ic->groups_lock);
+	if (ret) {
+		ti->error = "group: attached cgroups nest more than 8 deep";
+		goto bad;
+	}
 
 	ret = dm_get_device(ti, table.device, dm_table_get_mode(ti->table),
 			    &ic->dev);
@@ -1900,7 +2038,8 @@ static void ioband_emit_stats_group(struct ioband_walk *walk,
 	       group->entity.finish, group->entity.min_kbps,
 	       group->entity.max_kbps, st->writeback_waits,
 	       st->writeback_wait_ns);
-	DMEMIT(" open_ios=%llu", open_ios);
+	DMEMIT(" open_ios=%llu parent=%llu", open_ios,
+	       group->parent ? group->parent->id : 0);
 	ew->sz = sz;
 }
 
@@ -2080,11 +2219,18 @@ ioband_message_knob(struct ioband_c *ic, const struct ioband_message *msg)
  * groups_lock, which the type message takes too: no group is attached
  * under group_type none.
  */
+/*
+ * Under group type cgroup, where the group nests (section 19 of the
+ * design): its parent, and the groups below its cgroup that it adopts;
+ * the scheduler follows once the group is in the index.
+ */
 static enum ioband_message_fault
 ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 {
 	enum ioband_message_fault fault = IOBAND_FAULT_NONE;
+	struct ioband_walk walk = { .visit = ioband_sync_parent };
 	struct ioband_domain *domain = ic->domain;
+	struct ioband_group *group, *parent = NULL, *other;
 	struct ioband_group_entry *entry;
 	struct ioband_sched_entity *entity;
 	unsigned long flags;
@@ -2092,9 +2238,13 @@ ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 	entry = ioband_alloc_entry(msg->group.id);
 	if (!entry)
 		return IOBAND_FAULT_NO_MEMORY;
-	entity = &entry->group.entity;
+	group = &entry->group;
+	entity = &group->entity;
 
 	mutex_lock(&ic->groups_lock);
+	if (ioband_type(ic) == IOBAND_TYPE_CGROUP)
+		parent = ioband_cgroup_parent(ic, msg->group.id);
+	group->parent = parent;
 	spin_lock_irqsave(&domain->lock, flags);
 	if (ioband_type(ic) == IOBAND_TYPE_NONE) {
 		fault = IOBAND_FAULT_NO_GROUPS;
@@ -2106,20 +2256,31 @@ ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 				 ic->groups.default_group.entity.weight;
 		__ioband_sync_clock(domain);
 		__ioband_attach_entity(domain, entity);
-		ioband_group_set_add(&ic->groups, &entry->group);
+		ioband_group_set_add(&ic->groups, group);
 	}
 	spin_unlock_irqrestore(&domain->lock, flags);
-	if (!fault && rhashtable_insert_fast(&ic->group_index, &entry->node,
-					     ioband_group_index_params)) {
-		/* Never found, so it holds nothing. */
+	if (fault)
+		goto out;
+	if (ioband_type(ic) == IOBAND_TYPE_CGROUP &&
+	    !ioband_adopt_below(ic, group, parent))
+		fault = IOBAND_FAULT_TOO_DEEP;
+	else if (rhashtable_insert_fast(&ic->group_index, &entry->node,
+					ioband_group_index_params))
+		fault = IOBAND_FAULT_NO_MEMORY;
+	if (fault) {
+		/* Never found, so it holds nothing, and it adopts nobody. */
+		for (other = ic->groups.first; other; other = other->next)
+			if (other->parent == group)
+				other->parent = parent;
 		spin_lock_irqsave(&domain->lock, flags);
-		ioband_group_set_remove(&ic->groups, &entry->group);
+		ioband_group_set_remove(&ic->groups, group);
 		ioband_sched_detach(&domain->sched, entity, NULL);
 		spin_unlock_irqrestore(&domain->lock, flags);
-		fault = IOBAND_FAULT_NO_MEMORY;
+		goto out;
 	}
-	if (!fault)
-		ioband_groups_changed(ic);
+	ioband_groups_changed(ic);
+	ioband_walk_groups(ic, &walk);
+out:
 	mutex_unlock(&ic->groups_lock);
 	if (fault)
 		ioband_free_entry(entry);
@@ -2135,9 +2296,10 @@ ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 static enum ioband_message_fault
 ioband_message_detach(struct ioband_c *ic, const struct ioband_message *msg)
 {
+	struct ioband_walk walk = { .visit = ioband_sync_parent };
 	struct ioband_domain *domain = ic->domain;
 	struct ioband_group_entry *entry;
-	struct ioband_group *group;
+	struct ioband_group *group, *other;
 	unsigned long flags;
 
 	mutex_lock(&ic->groups_lock);
@@ -2149,6 +2311,14 @@ ioband_message_detach(struct ioband_c *ic, const struct ioband_message *msg)
 		rhashtable_remove_fast(&ic->group_index, &entry->node,
 				       ioband_group_index_params);
 		ioband_groups_changed(ic);
+		/* Its children move up to its parent first. */
+		if (group->entity.nr_children) {
+			for (other = ic->groups.first; other;
+			     other = other->next)
+				if (other->parent == group)
+					other->parent = group->parent;
+			ioband_walk_groups(ic, &walk);
+		}
 		spin_lock_irqsave(&domain->lock, flags);
 		__ioband_detach(ic, group);
 		spin_unlock_irqrestore(&domain->lock, flags);

@@ -853,6 +853,11 @@ void ioband_message_error(const struct ioband_message *msg,
 	case IOBAND_FAULT_NO_MEMORY:
 		snprintf(error, size, "%s %s: out of memory", name, arg);
 		return;
+	case IOBAND_FAULT_TOO_DEEP:
+		snprintf(error, size,
+			 "attach %llu: attached cgroups would nest more than %u deep",
+			 id, IOBAND_SCHED_MAX_DEPTH);
+		return;
 	case IOBAND_FAULT_NOT_RESUMED:
 		snprintf(error, size,
 			 "%s: the table is not resumed yet (try again after the resume)",

@@ -35,6 +35,12 @@ struct ioband_group {
 	struct ioband_group_stats stats;
 	u32 in_flight;			/* dispatched, not completed */
 	bool detached;			/* freed when in_flight drops to 0 */
+	/*
+	 * Under group type cgroup, the attached group of the nearest
+	 * ancestor cgroup, NULL at the top (section 19 of the design);
+	 * under the target's groups_lock.
+	 */
+	struct ioband_group *parent;
 	struct ioband_group *next;	/* attach order, for status and table */
 	struct ioband_group *prev;
 #ifndef __KERNEL__
@@ -325,6 +331,7 @@ enum ioband_message_fault {
 	IOBAND_FAULT_BUSY,		/* type: groups are attached */
 	IOBAND_FAULT_NO_MEMORY,		/* attach */
 	IOBAND_FAULT_NOT_RESUMED,	/* the table is not resumed yet */
+	IOBAND_FAULT_TOO_DEEP,		/* attach: nested too deep */
 };
 
 /* Writes what the kernel log says of @fault on @msg into @error. */
