@@ -5,6 +5,7 @@
  * classify (the hash lookup of the group), submit, dispatch, complete.
  *
  *   core-cost GROUPS BIOS [weight|weight-iosize|weight-range] [table|message]
+ *             [flat|tree4]
  *
  * Every group owns SLOTS bios (64 / GROUPS, at least 2) and keeps all of
  * them outstanding: they are all submitted at the start, and each
@@ -23,6 +24,10 @@
  * run-overhead counts instructions for two numbers of bios and divides the
  * difference by the difference of bios dispatched, so that the set-up drops
  * out; the TSC ticks are measured here around the loop only.
+ *
+ * tree4: the groups nest as cgroups (section 19 of the design), ten
+ * children each, four levels below the first group (10,000 groups: 1,
+ * 10, 100, 1,000 and 8,889 a level), every one with bios of its own.
  *
  * After the loop, with every group still backlogged, the policy switches
  * to range-bw and back (to weight from weight-range): the one section
@@ -188,7 +193,7 @@ int main(int argc, char **argv)
 	u64 now_ns = 0, t0, t1, steps0, disp0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: core-cost GROUPS BIOS [weight|weight-iosize|weight-range] [table|message]\n");
+		fprintf(stderr, "usage: core-cost GROUPS BIOS [weight|weight-iosize|weight-range] [table|message] [flat|tree4]\n");
 		return 2;
 	}
 	nr_groups = strtoul(argv[1], NULL, 10);
@@ -220,6 +225,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < nr_groups; i++)
 		if (attach(&sched, &set, &groups[i], i))
 			return 1;
+	if (argc > 5 && !strcmp(argv[5], "tree4"))
+		for (i = 1; i < nr_groups; i++)
+			ioband_sched_set_parent(&sched, &groups[i].entity,
+						&groups[(i - 1) / 10].entity);
 
 	/* Every slot outstanding: what the window does not take is held. */
 	for (i = 0; i < nr_slots; i++) {
