@@ -555,25 +555,37 @@ static void ioband_ptree_enter(struct ioband_sched *sched,
 }
 
 /*
- * @e leaves ptree, its next start saved as F. A nested group (or one
- * with children) that would come back at F, not at V - credit, keeps its
- * share in its parent's sums until V - credit passes F: it then reclaims
- * what it missed (section 3) from every group, as SFQ makes it, and so
- * the groups that took it meanwhile must have taken it by their shares
- * of the whole tree, not by shares that counted it out.
+ * @e, out of ptree, has F as its next start. A nested group (or one with
+ * children) that would come back at F, not at V - credit, keeps its share
+ * in its parent's sums until V - credit passes F: it then reclaims what
+ * it missed (section 3) from every group, as SFQ makes it, and so the
+ * groups that took it meanwhile must have taken it by their shares of the
+ * whole tree, not by shares that counted it out. Called again whenever F
+ * moves while it is out of ptree (an item sent down at once, urgent debt).
  */
+static void ioband_itree_update(struct ioband_sched *sched,
+				struct ioband_sched_entity *e)
+{
+	bool keeps = (e->parent || e->nr_children) &&
+		     !ioband_sched_range(sched) &&
+		     !ioband_vt_before(e->finish, sched->vtime - sched->credit);
+
+	if (e->in_itree)
+		ioband_rb_erase(sched, &sched->itree, &e->inode);
+	e->in_itree = keeps;
+	if (keeps) {
+		e->inode.key = e->finish;
+		ioband_rb_insert(sched, &sched->itree, &e->inode);
+	}
+	ioband_hier_set_active(sched, e, keeps);
+}
+
+/* @e leaves ptree, its next start saved as F. */
 static void ioband_ptree_leave(struct ioband_sched *sched,
 			       struct ioband_sched_entity *e)
 {
 	ioband_rb_erase(sched, &sched->ptree, &e->pnode);
-	if ((e->parent || e->nr_children) && !ioband_sched_range(sched) &&
-	    !ioband_vt_before(e->finish, sched->vtime - sched->credit)) {
-		e->inode.key = e->finish;
-		ioband_rb_insert(sched, &sched->itree, &e->inode);
-		e->in_itree = true;
-		return;
-	}
-	ioband_hier_set_active(sched, e, false);
+	ioband_itree_update(sched, e);
 }
 
 /* @e, idle in itree, leaves the sums. */
@@ -752,6 +764,8 @@ static void ioband_sched_emptied(struct ioband_sched *sched,
 	e->waiting = false;
 	if (in_tree)
 		ioband_ptree_leave(sched, e);
+	else
+		ioband_itree_update(sched, e);
 }
 
 /*
@@ -1352,6 +1366,8 @@ static void ioband_sched_urgent(struct ioband_sched *sched,
 	if (ioband_vt_before(limit, tag))
 		tag = limit;
 	e->finish = tag;
+	if (!e->in_ltree)
+		ioband_itree_update(sched, e);
 }
 
 static bool ioband_range_submit(struct ioband_sched *sched,

@@ -248,6 +248,37 @@ static void item_free(struct sim *s, struct sim_item *item)
 	s->free_items = item;
 }
 
+/*
+ * Section 19: a queue counts in its group's active sum while it is in
+ * ptree (held items, or waiting) or idle in itree at its F; a group
+ * counts in its parent's while anything of its subtree does.
+ */
+static bool nesting_sums_agree(const struct sim *s)
+{
+	u32 i, j;
+
+	for (i = 0; i < s->n; i++) {
+		const struct ioband_sched_entity *e = &s->grps[i].ent;
+		u64 sum = e->active ? e->weight : 0;
+
+		if (!e->attached)
+			continue;
+		if (e->active != (e->waiting || e->in_itree ||
+				  (e->nr_queued && !e->in_ltree)))
+			return false;
+		if (e->in_itree && e->inode.key != e->finish)
+			return false;
+		for (j = 0; j < s->n; j++)
+			if (s->grps[j].ent.attached &&
+			    s->grps[j].ent.parent == e &&
+			    s->grps[j].ent.active_weight)
+				sum += s->grps[j].ent.weight;
+		if (sum != e->active_weight)
+			return false;
+	}
+	return true;
+}
+
 /* ---- Pairwise fairness checker (ioband-design.rst section 2) ---- */
 
 static u32 grp_index(struct sim *s, struct ioband_sched_entity *e)
@@ -737,6 +768,8 @@ static void pump(struct sim *s)
 	arm_timer(s);
 	if (s->sched.nr_queued != s->held)
 		violation(s, SIM_ACCOUNTING, "nr_queued != held");
+	if (!nesting_sums_agree(s))
+		violation(s, SIM_ACCOUNTING, "nested groups' active sums");
 	if (s->sched.credit > s->credit_max)
 		s->credit_max = s->sched.credit;
 }
