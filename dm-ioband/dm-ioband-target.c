@@ -1296,20 +1296,27 @@ static void ioband_unnest_group(struct ioband_walk *walk,
 static bool ioband_adopt_below(struct ioband_c *ic, struct ioband_group *group,
 			       struct ioband_group *parent)
 {
-	struct ioband_group *other;
+	struct ioband_group *other, *up;
 	struct cgroup *cgrp;
+	unsigned int depth = 0;
 	bool fits;
 
 	cgrp = cgroup_get_from_id(group->id);
-	if (IS_ERR_OR_NULL(cgrp))
-		return true;
-	/* A leaf cgroup, the common case, has no group below it. */
-	if (READ_ONCE(cgrp->nr_descendants)) {
-		for (other = ic->groups.first; other; other = other->next)
-			if (other != group && other->parent == parent &&
-			    ioband_cgroup_below(other->id, cgrp))
-				other->parent = group;
+	/*
+	 * A leaf cgroup, the common case, has no group below it: only its
+	 * own depth to check, and attaching n groups costs O(n) lookups.
+	 */
+	if (IS_ERR_OR_NULL(cgrp) || !READ_ONCE(cgrp->nr_descendants)) {
+		if (!IS_ERR_OR_NULL(cgrp))
+			cgroup_put(cgrp);
+		for (up = parent; up; up = up->parent)
+			depth++;
+		return depth <= IOBAND_SCHED_MAX_DEPTH;
 	}
+	for (other = ic->groups.first; other; other = other->next)
+		if (other != group && other->parent == parent &&
+		    ioband_cgroup_below(other->id, cgrp))
+			other->parent = group;
 	cgroup_put(cgrp);
 	fits = ioband_nesting_fits(ic);
 	if (!fits)
