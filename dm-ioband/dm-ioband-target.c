@@ -736,7 +736,7 @@ static bool ioband_completed_inline(struct bio *bio,
 				    const struct ioband_bio *ib)
 {
 	return in_task() && current == ib->dispatcher &&
-	       !ioband_bio_must_not_wait(bio);
+	       !ioband_bio_polled(bio);
 }
 
 /*
@@ -1796,12 +1796,18 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		ioband_writeback_wait(ti, css);
 	if (ioband_map_open(ti, bio, ib, dir))
 		return DM_MAPIO_REMAPPED;
+	/*
+	 * Scheduled, a bio completes by interrupt, polled or not: the worker
+	 * that sends a held one down does not poll, and a polled request
+	 * may be served apart from the others below (null_blk does not cap
+	 * its poll queues), outside its group's share.
+	 */
+	bio->bi_opf &= ~REQ_POLLED;
 
 	now_ns = ktime_get_ns();
 	rcu_read_lock();
 	css = ioband_bio_owner(ti, bio);
-	/* A polled bio is urgent too: its poller spins until it completes. */
-	if (ioband_bio_urgent(bio, css) || ioband_bio_must_not_wait(bio))
+	if (ioband_bio_urgent(bio, css))
 		item_flags |= IOBAND_ITEM_URGENT;
 	ioband_sched_item_init(&ib->item, bio_sectors(bio), dir, item_flags);
 	spin_lock_irqsave(&domain->lock, flags);

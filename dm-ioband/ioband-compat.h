@@ -35,11 +35,12 @@ ioband_hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * A poller spins until its bio completes, so a polled bio must not wait in
- * a queue of ours. Where polling is a queue limit (BLK_FEAT_POLL, 6.11+),
- * io_hints turns it off and no polled bio reaches map. Before that, dm
- * advertises polling whenever the devices below poll, and map sends a
- * polled bio down at once, as urgent (charged to its group as debt).
+ * Where polling is a queue limit (BLK_FEAT_POLL, 6.11+), io_hints turns it
+ * off and no polled bio reaches map. Before that, dm advertises polling
+ * whenever the devices below poll, so map sees REQ_POLLED bios: it
+ * schedules them like any other, clearing the flag (the poller spins on,
+ * the clone completes by interrupt), and lets them poll only past the
+ * scheduler (ioband_map_open()).
  */
 #ifdef BLK_FEAT_POLL
 static inline void ioband_disable_polling(struct queue_limits *limits)
@@ -47,7 +48,7 @@ static inline void ioband_disable_polling(struct queue_limits *limits)
 	limits->features &= ~BLK_FEAT_POLL;
 }
 
-static inline bool ioband_bio_must_not_wait(struct bio *bio)
+static inline bool ioband_bio_polled(struct bio *bio)
 {
 	return false;
 }
@@ -56,7 +57,7 @@ static inline void ioband_disable_polling(struct queue_limits *limits)
 {
 }
 
-static inline bool ioband_bio_must_not_wait(struct bio *bio)
+static inline bool ioband_bio_polled(struct bio *bio)
 {
 	return bio->bi_opf & REQ_POLLED;
 }

@@ -1,0 +1,58 @@
+#!/bin/sh
+# A tenant that polls for its IO (io_uring with IOPOLL: fio's hipri) gets
+# its weight, not the device. Over a null_blk with poll queues, capped at
+# 8 MB/s, a polling tenant of weight 100 beside a plain one of weight 300,
+# both deep, 4 KiB random reads: the polling tenant's share of the reads
+# is its quarter (within 15 to 35%). On 6.1 dm offers polling when the
+# devices below poll, and ioband sees REQ_POLLED bios; they used to go
+# down at once, as urgent, never held, and polled (null_blk does not cap
+# its poll queues): the polling tenant had 72% of the reads. Now ioband
+# sends them down unpolled, scheduled like any other (measured 24%). 6.11+
+# has ioband's device not poll at all (no BLK_FEAT_POLL): io_uring then
+# completes hipri IO by interrupt, and the shares hold the same.
+. /ioband/lib.sh
+set -eu
+
+nb=/sys/kernel/config/nullb/po
+dev=$(make_nullb po 256 mbps=8 submit_queues=2 poll_queues=2)
+size=$(dev_sectors "$dev")
+cg_create po-p
+cg_create po-n
+p=$(cg_id po-p)
+n=$(cg_id po-n)
+dm_create po "0 $size ioband $dev po 0 4 cgroup weight 0 :100 $p:100 $n:300" >/dev/null
+poll=$(cat "/sys/block/$(basename "$(readlink -f /dev/mapper/po)")/queue/io_poll")
+echo "io_poll of the ioband device: $poll (null_blk poll_queues=$(cat "$nb/poll_queues"))"
+
+run_fio() { # CGROUP HIPRI
+	cg_run "$1" fio --name="$1" --filename=/dev/mapper/po --direct=1 \
+		--ioengine=io_uring --hipri="$2" --rw=randread --bs=4k --iodepth=16 \
+		--numjobs=2 --group_reporting --time_based --runtime="$(($(scaled 3) + 6))" \
+		--output-format=terse --terse-version=3 >"fio-$1.out" 2>"fio-$1.err"
+}
+run_fio po-p 1 &
+pp=$!
+run_fio po-n 0 &
+pn=$!
+sleep "$(scaled 3)"
+r0p=$(group_stat po "$p" reads)
+r0n=$(group_stat po "$n" reads)
+sleep 5
+dp=$(($(group_stat po "$p" reads) - r0p))
+dn=$(($(group_stat po "$n" reads) - r0n))
+rc=0
+wait "$pp" || rc=$?
+wait "$pn" || rc=$((rc + $?))
+cat fio-po-p.err fio-po-n.err
+assert_eq "$rc" 0 "exit status of fio"
+# Terse v3: field 5 is the job's error.
+assert_eq "$(cut -d';' -f5 fio-po-p.out)" 0 "fio's error in the polling tenant"
+assert_eq "$(cut -d';' -f5 fio-po-n.out)" 0 "fio's error in the plain tenant"
+total=$((dp + dn))
+assert_ge "$total" 1 "reads in 5 s"
+share=$((dp * 100 / total))
+echo "5 s under load: polling tenant $dp reads, plain tenant $dn reads: the polling tenant's share $share% (configured 25%)"
+assert_le "$share" 35 "share of the polling tenant (%)"
+perf_check assert_ge "$share" 15 "share of the polling tenant (%)"
+dmsetup remove po
+remove_nullb po
