@@ -1826,6 +1826,13 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	} else {
 		group->stats.delayed[dir]++;
 		ib->time_ns = now_ns;
+		/*
+		 * The worker that sends it down may wait, and nobody there
+		 * would retry it: a BLK_STS_AGAIN from below would fail a bio
+		 * its group already paid for (io_uring retries only in the
+		 * submitter's context).
+		 */
+		bio->bi_opf &= ~REQ_NOWAIT;
 	}
 	/* A bio that went down may have ended a wait: others may go too. */
 	kick = ioband_sched_has_work(&domain->sched);
