@@ -736,7 +736,7 @@ static bool ioband_completed_inline(struct bio *bio,
 				    const struct ioband_bio *ib)
 {
 	return in_task() && current == ib->dispatcher &&
-	       !ioband_bio_polled(bio);
+	       !(bio->bi_opf & REQ_POLLED);
 }
 
 /*
@@ -1797,10 +1797,12 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	if (ioband_map_open(ti, bio, ib, dir))
 		return DM_MAPIO_REMAPPED;
 	/*
-	 * Scheduled, a bio completes by interrupt, polled or not: the worker
-	 * that sends a held one down does not poll, and a polled request
-	 * may be served apart from the others below (null_blk does not cap
-	 * its poll queues), outside its group's share.
+	 * The device polls when the devices below do (dm's rule), but a
+	 * scheduled bio goes down unpolled and completes by interrupt while
+	 * its poller spins: the worker that sends a held one down does not
+	 * poll, and a polled request may be served apart from the others
+	 * below (null_blk does not cap its poll queues), outside its
+	 * group's share. Only the open window's bios poll.
 	 */
 	bio->bi_opf &= ~REQ_POLLED;
 
@@ -2508,11 +2510,6 @@ static int ioband_iterate_devices(struct dm_target *ti,
 	return fn(ti, ic->dev, 0, ti->len, data);
 }
 
-static void ioband_io_hints(struct dm_target *ti, struct queue_limits *limits)
-{
-	ioband_disable_polling(limits);
-}
-
 static struct target_type ioband_target = {
 	.name = "ioband",
 	.version = {0, 3, 0},
@@ -2527,7 +2524,6 @@ static struct target_type ioband_target = {
 	.status = ioband_status,
 	.message = ioband_message,
 	.iterate_devices = ioband_iterate_devices,
-	.io_hints = ioband_io_hints,
 	/*
 	 * map never sleeps on a REQ_NOWAIT bio (only its own flusher's
 	 * async writeback may wait: ioband_bio_own_writeback()); bios go

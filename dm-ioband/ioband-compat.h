@@ -34,33 +34,4 @@ ioband_hrtimer_setup(struct hrtimer *timer,
 #define WQ_PERCPU	0
 #endif
 
-/*
- * Where polling is a queue limit (BLK_FEAT_POLL, 6.11+), io_hints turns it
- * off and no polled bio reaches map. Before that, dm advertises polling
- * whenever the devices below poll, so map sees REQ_POLLED bios: it
- * schedules them like any other, clearing the flag (the poller spins on,
- * the clone completes by interrupt), and lets them poll only past the
- * scheduler (ioband_map_open()).
- */
-#ifdef BLK_FEAT_POLL
-static inline void ioband_disable_polling(struct queue_limits *limits)
-{
-	limits->features &= ~BLK_FEAT_POLL;
-}
-
-static inline bool ioband_bio_polled(struct bio *bio)
-{
-	return false;
-}
-#else
-static inline void ioband_disable_polling(struct queue_limits *limits)
-{
-}
-
-static inline bool ioband_bio_polled(struct bio *bio)
-{
-	return bio->bi_opf & REQ_POLLED;
-}
-#endif
-
 #endif /* IOBAND_COMPAT_H */
