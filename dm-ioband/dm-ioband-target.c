@@ -49,6 +49,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/pid.h>
+#include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/rhashtable.h>
 #include <linux/sched/signal.h>
@@ -1722,6 +1723,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 
 	ti->num_flush_bios = 1;
+	ioband_let_flushes_bypass(ti);
 	ti->num_discard_bios = 1;
 	ti->num_secure_erase_bios = 1;
 	ti->num_write_zeroes_bios = 1;
@@ -2458,6 +2460,15 @@ ioband_apply_message(struct ioband_c *ic, const struct ioband_message *msg,
 }
 
 /*
+ * A refused message's reason goes to the kernel log, the only place dm
+ * lets a target say why (iobandctl points there). 20 a second on
+ * average, in bursts of up to 100, keep every reason of a tool's batch
+ * while a loop that sends a bad message over and over cannot flood the
+ * log.
+ */
+static DEFINE_RATELIMIT_STATE(ioband_refusal_ratelimit, 5 * HZ, 100);
+
+/*
  * Messages, all applied live (the core parses them and words the errors):
  *   attach <id>[:<weight>]   detach <id>   weight [<id>:]<weight>
  *   range-bw <id>:<min>:<max>   token <n>   carryover <n>   io_limit <n>
@@ -2480,7 +2491,8 @@ static int ioband_message(struct dm_target *ti, unsigned int argc,
 		/* attach under group_type none: that, before a malformed id. */
 		fault = IOBAND_FAULT_NO_GROUPS;
 	} else {
-		DMERR("%s", error);
+		if (__ratelimit(&ioband_refusal_ratelimit))
+			DMERR("%s", error);
 		return -EINVAL;
 	}
 	switch (fault) {
@@ -2498,7 +2510,8 @@ static int ioband_message(struct dm_target *ti, unsigned int argc,
 		break;
 	}
 	ioband_message_error(&msg, fault, error, sizeof(error));
-	DMERR("%s", error);
+	if (__ratelimit(&ioband_refusal_ratelimit))
+		DMERR("%s", error);
 	return ret;
 }
 

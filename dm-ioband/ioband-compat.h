@@ -8,6 +8,7 @@
 #define IOBAND_COMPAT_H
 
 #include <linux/blkdev.h>
+#include <linux/device-mapper.h>
 #include <linux/hrtimer.h>
 #include <linux/workqueue.h>
 
@@ -33,5 +34,17 @@ ioband_hrtimer_setup(struct hrtimer *timer,
 #ifndef IOBAND_HAVE_WQ_PERCPU
 #define WQ_PERCPU	0
 #endif
+
+/*
+ * An empty flush goes straight down, neither held nor counted, so dm may
+ * send it to the devices itself, once per device rather than once per
+ * target, where it knows how (flush_bypasses_map).
+ */
+static inline void ioband_let_flushes_bypass(struct dm_target *ti)
+{
+#ifdef IOBAND_HAVE_FLUSH_BYPASSES_MAP
+	ti->flush_bypasses_map = true;
+#endif
+}
 
 #endif /* IOBAND_COMPAT_H */
