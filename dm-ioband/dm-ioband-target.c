@@ -526,6 +526,14 @@ ioband_cgroup_group_cached(struct ioband_c *ic,
 	struct ioband_group *group;
 	unsigned long generation;
 
+	/*
+	 * Preemption, disabled here, keeps tasks apart on one CPU, but not an
+	 * interrupt, which could come between a task's stores to a slot and
+	 * tear it: a bio classified from softirq or hardirq takes the walk
+	 * and leaves the cache alone.
+	 */
+	if (!in_task())
+		return ioband_cgroup_group(ic, css->cgroup);
 	/* Pairs with ioband_groups_changed(): a lookup sees what it bumped. */
 	generation = smp_load_acquire(&ic->groups_generation);
 	cache = get_cpu_ptr(ic->class_cache);
