@@ -112,11 +112,65 @@ static u32 ioband_clamp_weight(u32 weight)
  * lock that another CPU held meanwhile with a later time, and nothing here
  * may go back in time: a wait or a latency measured in ns would wrap.
  */
+/* @item goes down: the newest of the items in flight (section 14a). */
+static void ioband_flight_add(struct ioband_sched *sched,
+			      struct ioband_sched_item *item)
+{
+	item->older = sched->newest;
+	item->newer = NULL;
+	if (sched->newest)
+		sched->newest->newer = item;
+	else
+		sched->oldest = item;
+	sched->newest = item;
+}
+
+/* @item, in flight and not overdue, leaves the list: O(1) wherever it is. */
+static void ioband_flight_remove(struct ioband_sched *sched,
+				 struct ioband_sched_item *item)
+{
+	if (item->older)
+		item->older->newer = item->newer;
+	else
+		sched->oldest = item->newer;
+	if (item->newer)
+		item->newer->older = item->older;
+	else
+		sched->newest = item->older;
+	item->older = NULL;
+	item->newer = NULL;
+}
+
+/*
+ * Section 14a: the items in flight for window.overdue_ns or more are
+ * overdue, and no longer count against the window or io_limit. Dispatch
+ * times never go back, so they are at the head of the list: one
+ * comparison when there is none, and each item is looked at once.
+ */
+static void ioband_sched_find_overdue(struct ioband_sched *sched)
+{
+	struct ioband_window *w = &sched->window;
+	struct ioband_sched_item *item;
+
+	while ((item = sched->oldest) &&
+	       sched->now - item->dispatch_ns >= w->overdue_ns) {
+		ioband_flight_remove(sched, item);
+		item->flags |= IOBAND_ITEM_OVERDUE;
+		sched->nr_overdue++;
+		sched->stats.overdue++;
+		if (w->in_flight_sectors >= item->sectors)
+			w->in_flight_sectors -= item->sectors;
+		else
+			w->in_flight_sectors = 0;
+	}
+}
+
 static u64 ioband_sched_clock(struct ioband_sched *sched, u64 now_ns)
 {
 	if (now_ns < sched->now)
 		now_ns = sched->now;
 	sched->now = now_ns;
+	ioband_sched_find_overdue(sched);
 	return now_ns;
 }
 
@@ -630,6 +684,7 @@ static void ioband_sched_start_item(struct ioband_sched *sched,
 				    struct ioband_sched_item *item)
 {
 	item->dispatch_ns = sched->now;
+	ioband_flight_add(sched, item);
 	sched->in_flight++;
 	sched->window.in_flight_sectors += item->sectors;
 	sched->stats.dispatched++;
@@ -1121,6 +1176,7 @@ void ioband_sched_init(struct ioband_sched *sched,
 	/* Before any period, weight-time charges as weight-iosize. */
 	sched->time_model.sector_cost[IOBAND_READ] = 1ULL << IOBAND_TIME_SHIFT;
 	sched->time_model.sector_cost[IOBAND_WRITE] = 1ULL << IOBAND_TIME_SHIFT;
+	sched->window.overdue_ns = IOBAND_OVERDUE_MIN_NS;
 	ioband_sched_apply_params(sched, params);
 }
 
@@ -1582,9 +1638,16 @@ u64 ioband_sched_next_event_ns(const struct ioband_sched *sched)
 	const struct ioband_sched_node *n = sched->ltree.leftmost;
 	u64 until;
 
-	/* With no room below, a completion comes first: no timer. */
-	if (sched->passthrough || !ioband_sched_room(sched))
+	if (sched->passthrough)
 		return 0;
+	/*
+	 * With no room below, a completion comes first, or else the oldest
+	 * item in flight becomes overdue (which there is: with nothing in
+	 * flight that counts, there is room).
+	 */
+	if (!ioband_sched_room(sched))
+		return sched->nr_queued && sched->oldest ?
+		       sched->oldest->dispatch_ns + sched->window.overdue_ns : 0;
 	if (!ioband_sched_range(sched)) {
 		if (sched->nr_queued && !ioband_sched_pick(sched, &until))
 			return until;
@@ -1676,6 +1739,9 @@ static void ioband_window_end_period(struct ioband_window *w, u64 now)
 	w->period_least_ns = 0;
 	w->period_inline_items = 0;
 	w->sectors = ioband_window_size(w);
+	w->overdue_ns = IOBAND_OVERDUE_LATENCIES * w->mean_lat_ns;
+	if (w->overdue_ns < IOBAND_OVERDUE_MIN_NS)
+		w->overdue_ns = IOBAND_OVERDUE_MIN_NS;
 	w->writeback_hold_sectors =
 		ioband_div64(w->rate, IOBAND_NS_PER_SEC / IOBAND_WRITEBACK_HOLD_NS);
 	if (w->writeback_hold_sectors < IOBAND_WRITEBACK_HOLD_MIN_SECTORS)
@@ -1718,6 +1784,17 @@ static void ioband_window_complete(struct ioband_window *w,
 	struct ioband_window_class *c =
 		&w->classes[ioband_window_class(sectors)];
 
+	/*
+	 * An overdue item left in_flight_sectors already, and its latency
+	 * says nothing of the pipeline: only its sectors count, and whether
+	 * it completed inline.
+	 */
+	if (item->flags & IOBAND_ITEM_OVERDUE) {
+		if (!(item->flags & IOBAND_ITEM_COMPLETED_INLINE))
+			ioband_window_close_inline(w);
+		w->period_sectors += sectors;
+		return;
+	}
 	if (w->in_flight_sectors >= sectors)
 		w->in_flight_sectors -= sectors;
 	else
@@ -2001,6 +2078,12 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 			   struct ioband_sched_item *item, u64 now_ns)
 {
 	now_ns = ioband_sched_clock(sched, now_ns);
+	if (item->flags & IOBAND_ITEM_OVERDUE) {
+		if (sched->nr_overdue)
+			sched->nr_overdue--;
+	} else {
+		ioband_flight_remove(sched, item);
+	}
 	if (sched->in_flight)
 		sched->in_flight--;
 	ioband_window_complete(&sched->window, item,

@@ -98,6 +98,16 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 #define IOBAND_INLINE_MAX_BACKOFFS	3
 
 /*
+ * An item in flight for IOBAND_OVERDUE_LATENCIES times the device's mean
+ * latency, and at least IOBAND_OVERDUE_MIN_NS, is overdue: lost or stuck
+ * below (a disk's error handling, a multipath failover), it no longer
+ * counts against the window nor io_limit (section 14a), so that one bio
+ * stuck below never stops the domain.
+ */
+#define IOBAND_OVERDUE_MIN_NS		(1000ULL * 1000 * 1000)
+#define IOBAND_OVERDUE_LATENCIES	64
+
+/*
  * How long a group whose queue ran empty stays competing after its last
  * submission or completion (section 15): the most the device may idle
  * for one group's sake at a time.
@@ -206,16 +216,26 @@ enum {
 	 * completes at submission does (section 14).
 	 */
 	IOBAND_ITEM_COMPLETED_INLINE = 1 << 2,
+	/*
+	 * Set by the core: in flight so long that it no longer counts
+	 * against the window (section 14a).
+	 */
+	IOBAND_ITEM_OVERDUE = 1 << 3,
 };
 
 /*
  * One bio, embedded in the bio's per-bio data. The glue fills in
  * sectors, dir and flags (ioband_sched_item_init()) and finds the bio
  * again with container_of(). The core links queued items through @next
- * and stamps @dispatch_ns when the item goes down.
+ * and stamps @dispatch_ns when the item goes down; from then until it
+ * completes or is overdue, it is in the domain's list of items in flight
+ * by dispatch time, through @older and @newer (@next stays the caller's:
+ * ioband_sched_drain() returns a list through it).
  */
 struct ioband_sched_item {
 	struct ioband_sched_item *next;
+	struct ioband_sched_item *older;
+	struct ioband_sched_item *newer;
 	u64 dispatch_ns;
 	u32 sectors;
 	enum ioband_dir dir;	/* charged differently under weight-time */
@@ -327,6 +347,7 @@ struct ioband_sched_stats {
 	u64 reserved;		/* range: dispatched in the constraint phase */
 	u64 throttled;		/* range: times a group went over its max */
 	u64 r_shift_ns;		/* range: reservation lag forgiven, ns */
+	u64 overdue;		/* items that became overdue (section 14a) */
 };
 
 /*
@@ -380,6 +401,8 @@ struct ioband_window {
 	u64 mean_lat_ns;	/* of the latest period's items, 0: none yet */
 	/* What a group may hold of writeback before its flusher waits. */
 	u64 writeback_hold_sectors;
+	/* In flight this long, an item is overdue (section 14a). */
+	u64 overdue_ns;
 	struct ioband_window_class classes[IOBAND_WINDOW_SIZE_CLASSES];
 };
 
@@ -446,6 +469,13 @@ struct ioband_sched {
 
 	u32 nr_queued;		/* items held, all entities */
 	u32 in_flight;		/* items dispatched and not completed */
+	/*
+	 * Of them, those not overdue, oldest first: dispatch times never go
+	 * back, so the oldest is always at the head (section 14a).
+	 */
+	struct ioband_sched_item *oldest;
+	struct ioband_sched_item *newest;
+	u32 nr_overdue;		/* and those overdue: counted nowhere else */
 	bool passthrough;
 	struct ioband_window window;
 	struct ioband_time_model time_model;
@@ -542,6 +572,8 @@ static inline void ioband_sched_item_init(struct ioband_sched_item *item,
 					  u32 flags)
 {
 	item->next = NULL;
+	item->older = NULL;
+	item->newer = NULL;
 	item->dispatch_ns = 0;
 	item->sectors = sectors;
 	item->dir = dir;
@@ -574,9 +606,10 @@ struct ioband_sched_item *ioband_sched_next(struct ioband_sched *sched,
 
 /*
  * When ioband_sched_next() may next return an item that it would not
- * return now for want of time rather than of room below: the earliest
- * L tag of a group held back by its max, or when the competing group
- * that holds the others back stops competing; 0 when neither applies.
+ * return now: the earliest L tag of a group held back by its max, or
+ * when the competing group that holds the others back stops competing,
+ * or, while items are held for want of room below, when the oldest item
+ * in flight becomes overdue (section 14a); 0 when none applies.
  * The caller keeps one timer armed at this time whenever it is not 0
  * (section 13), and runs its dispatch loop when it fires.
  */
@@ -600,16 +633,18 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 			   struct ioband_sched_item *item, u64 now_ns);
 
 /*
- * Room below: the window and io_limit both allow one more item. A device
- * that completes inline has no window but IOBAND_INLINE_MAX_SECTORS.
+ * Room below: the window and io_limit both allow one more item, overdue
+ * items not counted (section 14a). A device that completes inline has no
+ * window but IOBAND_INLINE_MAX_SECTORS.
  */
 static inline bool ioband_sched_room(const struct ioband_sched *sched)
 {
 	const struct ioband_window *w = &sched->window;
+	u32 in_flight = sched->in_flight - sched->nr_overdue;
 
-	if (!sched->in_flight)
+	if (!in_flight)
 		return true;
-	if (sched->io_limit && sched->in_flight >= sched->io_limit)
+	if (sched->io_limit && in_flight >= sched->io_limit)
 		return false;
 	if (w->completes_inline && w->sectors < IOBAND_INLINE_MAX_SECTORS)
 		return w->in_flight_sectors < IOBAND_INLINE_MAX_SECTORS;

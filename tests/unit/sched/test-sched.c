@@ -2149,6 +2149,164 @@ static void weight_sched_init(struct ioband_sched *s,
 		ioband_sched_entity_init(s, &e[i], weights[i]);
 }
 
+/* ---- Items lost below (section 14a) ---- */
+
+/*
+ * The list of items in flight holds exactly those not overdue, oldest
+ * first, and the counts agree with it.
+ */
+static bool flight_list_ok(const struct ioband_sched *s)
+{
+	const struct ioband_sched_item *it, *prev = NULL;
+	u64 sectors = 0;
+	u32 n = 0;
+
+	for (it = s->oldest; it; prev = it, it = it->newer) {
+		if (it->older != prev || (it->flags & IOBAND_ITEM_OVERDUE) ||
+		    (prev && it->dispatch_ns < prev->dispatch_ns))
+			return false;
+		sectors += it->sectors;
+		n++;
+	}
+	return prev == s->newest && n == s->in_flight - s->nr_overdue &&
+	       sectors == s->window.in_flight_sectors;
+}
+
+/*
+ * The window at its floor (16 sectors): A's one 32-sector item, stuck
+ * below, fills it, and B's four 8-sector items are held. The timer is
+ * due when A's item becomes overdue, IOBAND_OVERDUE_MIN_NS after its
+ * dispatch on a device with no latency measured yet; from then on it no
+ * longer counts, and B has the window to itself while A's item stays
+ * stuck. When A's item completes at last, nothing is counted twice and
+ * nothing underflows; and B's items meanwhile completed in any order.
+ */
+TEST(overdue_item_stops_counting_against_the_window)
+{
+	struct ioband_sched s;
+	struct ioband_sched_entity e[2], *a = &e[0], *b = &e[1], *who;
+	struct ioband_sched_item stuck, it[4], *next;
+	u64 t = 1 * SEC, b_done = 0;
+	u32 i, k;
+
+	weight_sched_init(&s, e, (const u32[]){ 100, 100 }, 2);
+	ioband_sched_item_init(&stuck, 32, IOBAND_WRITE, 0);
+	CHECK(ioband_sched_submit(&s, a, &stuck, t));
+	for (i = 0; i < 4; i++) {
+		ioband_sched_item_init(&it[i], 8, IOBAND_READ, 0);
+		CHECK(!ioband_sched_submit(&s, b, &it[i], t + MS));
+	}
+	CHECK(!ioband_sched_room(&s) && !ioband_sched_has_work(&s));
+	CHECK(ioband_sched_next_event_ns(&s) == t + IOBAND_OVERDUE_MIN_NS);
+	CHECK(ioband_sched_next(&s, NULL, t + IOBAND_OVERDUE_MIN_NS - 1) ==
+	      NULL);
+	CHECK(s.stats.overdue == 0 && flight_list_ok(&s));
+
+	/* The timer fires: two of B's items fill the window. */
+	t += IOBAND_OVERDUE_MIN_NS;
+	CHECK(ioband_sched_next(&s, &who, t) == &it[0] && who == b);
+	CHECK(ioband_sched_next(&s, &who, t) == &it[1] && who == b);
+	CHECK(ioband_sched_next(&s, &who, t) == NULL);
+	CHECK(s.stats.overdue == 1 && s.nr_overdue == 1);
+	CHECK(stuck.flags & IOBAND_ITEM_OVERDUE);
+	CHECK(s.in_flight == 3 && s.window.in_flight_sectors == 16);
+	CHECK(flight_list_ok(&s));
+
+	/*
+	 * B goes on at the window's pace, an item a millisecond, completing
+	 * the newer of its two before the older every other time, until A's
+	 * item completes, 30 s after it went down.
+	 */
+	for (k = 0; t + MS < 31 * SEC; k++) {
+		struct ioband_sched_item *first = s.oldest, *second = s.newest;
+		struct ioband_sched_item *done = k & 1 ? second : first;
+
+		t += MS;
+		CHECK(first != &stuck && second != &stuck);
+		ioband_sched_complete(&s, b, done, t);
+		b_done++;
+		CHECK(flight_list_ok(&s));
+		ioband_sched_item_init(done, 8, IOBAND_READ, 0);
+		if (!ioband_sched_submit(&s, b, done, t)) {
+			next = ioband_sched_next(&s, NULL, t);
+			CHECK(next);
+		}
+		CHECK(s.in_flight == 3 && s.nr_overdue == 1);
+	}
+	CHECK(b_done == k && k > 28000 && s.stats.overdue == 1);
+
+	t = 31 * SEC;
+	ioband_sched_complete(&s, a, &stuck, t);
+	CHECK(s.nr_overdue == 0 && s.in_flight == 2);
+	CHECK(s.window.in_flight_sectors == 16 && flight_list_ok(&s));
+	CHECK(a->in_flight_sectors == 0 && b->in_flight_sectors == 16);
+	CHECK(s.stats.overdue == 1);
+	/* Its latency taught the window nothing. */
+	CHECK(s.window.classes[5].min_lat_ns == 0);
+	while (s.oldest)
+		ioband_sched_complete(&s, b, s.oldest, t);
+	CHECK(s.in_flight == 0 && s.window.in_flight_sectors == 0 &&
+	      s.nr_overdue == 0 && !s.newest);
+}
+
+/*
+ * io_limit 1: one item stuck below holds every other back, until it is
+ * overdue; then it no longer counts against io_limit either.
+ */
+TEST(overdue_item_stops_counting_against_io_limit)
+{
+	struct ioband_sched_params p;
+	struct ioband_sched s;
+	struct ioband_sched_entity a, b;
+	struct ioband_sched_item stuck, it;
+	u64 t = 1 * SEC;
+
+	params_for(&p, IOBAND_POLICY_WEIGHT, 1, 0);
+	ioband_sched_init(&s, &p);
+	ioband_sched_entity_init(&s, &a, 100);
+	ioband_sched_entity_init(&s, &b, 100);
+	ioband_sched_item_init(&stuck, 1, IOBAND_WRITE, 0);
+	ioband_sched_item_init(&it, 1, IOBAND_READ, 0);
+	CHECK(ioband_sched_submit(&s, &a, &stuck, t));
+	CHECK(!ioband_sched_submit(&s, &b, &it, t));
+	CHECK(ioband_sched_next_event_ns(&s) == t + IOBAND_OVERDUE_MIN_NS);
+	CHECK(ioband_sched_next(&s, NULL, t + IOBAND_OVERDUE_MIN_NS) == &it);
+	CHECK(s.in_flight == 2 && s.nr_overdue == 1);
+	ioband_sched_complete(&s, &a, &stuck, t + 5 * SEC);
+	ioband_sched_complete(&s, &b, &it, t + 5 * SEC);
+	CHECK(s.in_flight == 0 && s.nr_overdue == 0 && flight_list_ok(&s));
+}
+
+/*
+ * The rule's threshold: IOBAND_OVERDUE_LATENCIES (64) times the device's
+ * mean latency, and never below IOBAND_OVERDUE_MIN_NS (1 s). A device of
+ * 40 ms per item, loaded: the threshold follows its mean latency, and no
+ * item of a device that merely queues is ever overdue. One of 10 us: 1 s.
+ */
+TEST(overdue_after_64_mean_latencies_and_at_least_1_s)
+{
+	struct pipe pp;
+	const struct ioband_window *w = &pp.sched.window;
+
+	pipe_one_group(&pp, IOBAND_POLICY_WEIGHT, 16, 8, 40 * MS, 1000);
+	pipe_run(&pp, 4 * SEC);
+	fprintf(stderr, "  40 ms device: mean latency %llu ns, overdue after %llu ns\n",
+		(unsigned long long)w->mean_lat_ns,
+		(unsigned long long)w->overdue_ns);
+	CHECK(w->mean_lat_ns >= 40 * MS);
+	CHECK(w->overdue_ns == IOBAND_OVERDUE_LATENCIES * w->mean_lat_ns);
+	CHECK(pp.sched.stats.overdue == 0);
+	CHECK(pipe_violations(&pp) == 0);
+	pipe_free(&pp);
+
+	pipe_one_group(&pp, IOBAND_POLICY_WEIGHT, 16, 8, 10000, 10000);
+	pipe_run(&pp, 2 * SEC);
+	CHECK(w->overdue_ns == IOBAND_OVERDUE_MIN_NS);
+	CHECK(pp.sched.stats.overdue == 0);
+	CHECK(pipe_violations(&pp) == 0);
+	pipe_free(&pp);
+}
+
 /*
  * The glue may bring a time earlier than the latest one: a clock read on
  * one CPU before it took the lock that another CPU held meanwhile with a
@@ -3127,11 +3285,14 @@ TEST(range_next_event_ns_is_the_earliest_l_tag)
 	CHECK(ioband_sched_next(&s, NULL, 2 * step + 100000) == &ia[2]);
 	CHECK(ioband_sched_next_event_ns(&s) == 0);	/* nothing held */
 	CHECK(a.l_tag == 3 * step);
-	/* no room below: a completion comes first, no timer */
+	/*
+	 * No room below: a completion comes first, else the time the
+	 * oldest item in flight, ia[0], becomes overdue (section 14a).
+	 */
 	CHECK(ioband_sched_set_io_limit(&s, 4));
 	CHECK(!ioband_sched_submit(&s, &a, &ia[3], 2 * step + 100000));
 	CHECK(s.in_flight == 4 && !ioband_sched_room(&s));
-	CHECK(ioband_sched_next_event_ns(&s) == 0);
+	CHECK(ioband_sched_next_event_ns(&s) == IOBAND_OVERDUE_MIN_NS);
 	ioband_sched_complete(&s, &b, &ib, 2 * step + 200000);
 	CHECK(ioband_sched_next_event_ns(&s) == 3 * step);
 	CHECK(ioband_sched_next(&s, NULL, 3 * step) == &ia[3]);
@@ -4002,6 +4163,9 @@ int main(void)
 			 T(time_never_goes_back),
 			 T(window_min_latency_is_renewed_after_10_s),
 			 T(io_limit_caps_bios_on_top_of_the_window),
+			 T(overdue_item_stops_counting_against_the_window),
+			 T(overdue_item_stops_counting_against_io_limit),
+			 T(overdue_after_64_mean_latencies_and_at_least_1_s),
 			 T(competing_group_holds_others_back_for_idle_ns),
 			 T(competing_group_with_long_think_time_never_waits),
 			 T(device_completing_inline_has_no_window),
