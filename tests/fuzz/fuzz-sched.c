@@ -19,10 +19,14 @@
  *    completed + in_flight, stats.dispatched, stats.urgent, the
  *    per-entity and domain nr_queued, each entity's held sectors (what
  *    its flusher's writeback hold compares) and the window's in-flight
- *    sectors match the model; no counter wraps below zero;
+ *    sectors match the model; no counter wraps below zero; the items
+ *    in flight that are not overdue are in the core's list, oldest
+ *    first, and those that are went down at least IOBAND_OVERDUE_MIN_NS
+ *    before (section 14a);
  *  - room (section 14): an ordinary item goes down (submit or next) only
  *    when nothing is in flight, or when io_limit (if set) is not reached
- *    and the sectors in flight are below the window (below
+ *    and the sectors in flight are below the window, items overdue
+ *    at the call's time not counted (below
  *    IOBAND_INLINE_MAX_SECTORS, if larger, while the device completes
  *    inline; a completion that is not inline ends that at once); urgent
  *    items and passthrough go down at once; the window stays within its
@@ -110,7 +114,6 @@ struct model {
 	u32 weight[NR_ENT];
 	u32 in_flight_of[NR_ENT];	/* items in flight charged to each */
 	u64 submitted, dispatched, completed, urgent;
-	u64 in_flight_sectors;
 	u32 held, in_flight;
 	bool passthrough;
 };
@@ -165,19 +168,51 @@ static u64 tag_dist(u64 a, u64 b)
 	return d < 0 ? -(u64)d : (u64)d;
 }
 
-/* Room below for an ordinary item (ioband-sched.h, recomputed here). */
-static bool model_room(const struct model *m)
+/*
+ * The items in flight that count against the window, and their sectors:
+ * not overdue, nor overdue by a call at @now, which looks at the
+ * threshold before it completes anything (section 14a). @now 0: as the
+ * core counts them now.
+ */
+static u32 model_counted(const struct model *m, u64 now, u64 *sectors)
 {
 	const struct ioband_sched *s = &m->sched;
+	const struct ioband_sched_item *it;
+	u32 n = 0;
+	int i;
 
-	if (!m->in_flight)
+	if (now && vt_before(now, s->now))
+		now = s->now;
+	*sectors = 0;
+	for (i = 0; i < NR_ITEMS; i++) {
+		it = &m->items[i];
+		if (m->state[i] != IN_FLIGHT || (it->flags & IOBAND_ITEM_OVERDUE) ||
+		    (now && now - it->dispatch_ns >= s->window.overdue_ns))
+			continue;
+		n++;
+		*sectors += it->sectors;
+	}
+	return n;
+}
+
+/*
+ * Room below for an ordinary item (ioband-sched.h, recomputed here), for
+ * a call at @now (0: as the core stands).
+ */
+static bool model_room_at(const struct model *m, u64 now)
+{
+	const struct ioband_sched *s = &m->sched;
+	u64 sectors;
+	u32 in_flight = model_counted(m, now, &sectors);
+
+	if (!in_flight)
 		return true;
-	if (s->io_limit && m->in_flight >= s->io_limit)
+	if (s->io_limit && in_flight >= s->io_limit)
 		return false;
 	if (s->window.completes_inline &&
 	    s->window.sectors < IOBAND_INLINE_MAX_SECTORS)
-		return m->in_flight_sectors < IOBAND_INLINE_MAX_SECTORS;
-	return m->in_flight_sectors < s->window.sectors;
+		return sectors < IOBAND_INLINE_MAX_SECTORS;
+	return sectors < s->window.sectors;
 }
 
 enum { PTREE, RTREE, LTREE };
@@ -247,8 +282,9 @@ static void check_invariants(struct model *m)
 	bool in_l[NR_ENT] = { false };
 	bool range = ioband_policy_is_range(s->params.policy);
 	unsigned int attached = 0;
-	u64 total_weight = 0, sectors = 0;
-	u32 sum_queued = 0;
+	const struct ioband_sched_item *it, *prev = NULL;
+	u64 total_weight = 0, sectors = 0, counted_sectors;
+	u32 sum_queued = 0, overdue = 0, listed = 0;
 	int e, i;
 
 	/* counters add up, none wrapped */
@@ -258,11 +294,28 @@ static void check_invariants(struct model *m)
 	CHECK(s->in_flight == m->in_flight);
 	CHECK(s->stats.dispatched == m->dispatched);
 	CHECK(s->stats.urgent == m->urgent);
-	for (i = 0; i < NR_ITEMS; i++)
-		if (m->state[i] == IN_FLIGHT)
-			sectors += m->items[i].sectors;
-	CHECK(sectors == m->in_flight_sectors);
-	CHECK(s->window.in_flight_sectors == m->in_flight_sectors);
+	for (i = 0; i < NR_ITEMS; i++) {
+		if (m->state[i] != IN_FLIGHT ||
+		    !(m->items[i].flags & IOBAND_ITEM_OVERDUE))
+			continue;
+		overdue++;
+		CHECK(s->now - m->items[i].dispatch_ns >= IOBAND_OVERDUE_MIN_NS);
+	}
+	CHECK(s->nr_overdue == overdue);
+	CHECK(model_counted(m, 0, &counted_sectors) + overdue == m->in_flight);
+	CHECK(s->window.in_flight_sectors == counted_sectors);
+	for (it = s->oldest; it; prev = it, it = it->newer) {
+		i = item_index(m, it);
+		CHECK(i >= 0);
+		CHECK(m->state[i] == IN_FLIGHT);
+		CHECK(!(it->flags & IOBAND_ITEM_OVERDUE));
+		CHECK(it->older == prev);
+		CHECK(!prev || !vt_before(it->dispatch_ns, prev->dispatch_ns));
+		sectors += it->sectors;
+		CHECK(++listed <= NR_ITEMS);
+	}
+	CHECK(prev == s->newest);
+	CHECK(listed + overdue == m->in_flight && sectors == counted_sectors);
 	CHECK(s->window.sectors >= IOBAND_WINDOW_MIN_SECTORS &&
 	      s->window.sectors <= IOBAND_WINDOW_MAX_SECTORS);
 
@@ -322,7 +375,7 @@ static void check_invariants(struct model *m)
 			CHECK(m->attached[m->owner[i]]);
 	CHECK(s->nr_entities == attached);
 	CHECK(s->total_weight == total_weight);
-	CHECK(ioband_sched_room(s) == model_room(m));
+	CHECK(ioband_sched_room(s) == model_room_at(m, 0));
 	CHECK(ioband_sched_idle(s) == (!m->held && !m->in_flight));
 }
 
@@ -379,7 +432,6 @@ static void went_down(struct model *m, int i, int e)
 	m->owner[i] = e;
 	m->in_flight_of[e]++;
 	m->in_flight++;
-	m->in_flight_sectors += m->items[i].sectors;
 	m->dispatched++;
 }
 
@@ -389,7 +441,8 @@ static bool do_next(struct model *m)
 	struct ioband_sched *s = &m->sched;
 	struct ioband_sched_entity *ent = NULL;
 	struct ioband_sched_item *it;
-	bool room = model_room(m), work = ioband_sched_has_work(s);
+	bool room = model_room_at(m, clock_ns);
+	bool work = ioband_sched_has_work(s);
 	int i, e;
 
 	it = w_next(s, &ent);
@@ -458,7 +511,6 @@ static void do_complete(struct model *m, int i, bool inline_done)
 	m->state[i] = FREE;
 	m->in_flight--;
 	m->in_flight_of[e]--;
-	m->in_flight_sectors -= m->items[i].sectors;
 	m->completed++;
 	if (inline_done)
 		m->items[i].flags |= IOBAND_ITEM_COMPLETED_INLINE;
@@ -472,7 +524,7 @@ static void do_submit(struct model *m, int e, int i, u32 sectors, u32 op)
 {
 	struct ioband_sched *s = &m->sched;
 	u32 flags = 0;
-	bool room = model_room(m);
+	bool room = model_room_at(m, clock_ns);
 
 	if ((op & 0x70) == 0x10)
 		flags |= IOBAND_ITEM_URGENT;
