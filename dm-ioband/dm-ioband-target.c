@@ -88,6 +88,21 @@
  */
 #define IOBAND_BLOCKED_POLL_NS	(100ULL * NSEC_PER_MSEC)
 
+/*
+ * The bios that went down past the scheduler (ioband_map_open()) from
+ * one CPU and are still below, as one atomic64_t per target and CPU:
+ * bios in the upper half, sectors in the lower. A bio is counted on the
+ * CPU that mapped it and uncounted there whichever CPU completes it.
+ * Each CPU sends at most IOBAND_OPEN_MAX_SECTORS down so at a time: a
+ * bio-based device below has no nr_requests to stop a submitter, and one
+ * that stops completing inline would get everything past the weights
+ * until its first completion says so (ioband-design.rst section 14).
+ */
+#define IOBAND_OPEN_BIO_SHIFT		32
+#define IOBAND_OPEN_BIO			(1ULL << IOBAND_OPEN_BIO_SHIFT)
+#define IOBAND_OPEN_SECTORS_MASK	(IOBAND_OPEN_BIO - 1)
+#define IOBAND_OPEN_MAX_SECTORS		IOBAND_INLINE_MAX_SECTORS
+
 /* The targets that share one ioband_device_id. */
 struct ioband_domain {
 	struct list_head list;		/* in ioband_domains */
@@ -117,6 +132,9 @@ struct ioband_domain {
 	wait_queue_head_t writeback_wait;
 	unsigned int writeback_waiters;
 	unsigned int writeback_wakes;
+
+	/* sched.stats.overdue when last logged (__ioband_report_overdue()). */
+	u64 overdue_reported;
 };
 
 static LIST_HEAD(ioband_domains);
@@ -219,6 +237,8 @@ struct ioband_c {
 	struct ioband_group_set groups;
 	u64 stats_start_ns;		/* counters started or were reset */
 	struct ioband_open_stats __percpu *default_open_stats;
+	/* See IOBAND_OPEN_BIO; read under domain->lock by the stats. */
+	atomic64_t __percpu *open_in_flight;
 
 	struct work_struct drain_work;	/* for __ioband_find_blocked() */
 
@@ -261,7 +281,8 @@ static const struct rhashtable_params ioband_group_index_params = {
  * Per-bio data. A held bio waits in its group's queue through @item;
  * @group is the group the bio went down for, NULL when it is not
  * scheduled; @open says it went down past the scheduler
- * (ioband_map_open()); @time_ns is when it was held, then when it went
+ * (ioband_map_open()), counted in @open_cpu's open_in_flight with
+ * item.sectors; @time_ns is when it was held, then when it went
  * down; @dispatcher the task that sent it down, to tell a device that
  * completes inline (ioband_completed_inline()).
  */
@@ -269,6 +290,7 @@ struct ioband_bio {
 	struct ioband_sched_item item;
 	struct ioband_group *group;
 	bool open;
+	unsigned int open_cpu;
 	u64 time_ns;
 	struct task_struct *dispatcher;
 };
@@ -852,6 +874,24 @@ static void ioband_writeback_wait(struct dm_target *ti,
 }
 
 /*
+ * Items that the core found overdue since the last report (section 14a
+ * of ioband-design.rst): said once, ratelimited, as they no longer hold
+ * the domain back.
+ */
+static void __ioband_report_overdue(struct ioband_domain *domain)
+{
+	const struct ioband_sched *sched = &domain->sched;
+
+	lockdep_assert_held(&domain->lock);
+	if (likely(sched->stats.overdue == domain->overdue_reported))
+		return;
+	DMWARN_LIMIT("domain %s: %llu bio(s) below for over %llu ms, %u now: no longer counted against the window",
+		     domain->id, sched->stats.overdue - domain->overdue_reported,
+		     sched->window.overdue_ns / NSEC_PER_MSEC, sched->nr_overdue);
+	domain->overdue_reported = sched->stats.overdue;
+}
+
+/*
  * Bios may wait with room below: under the range policies for a group
  * over its max, under the weight policies for a competing group's next
  * bio (at most 2 ms). Wake the worker when the earliest such wait ends.
@@ -974,6 +1014,7 @@ static void ioband_dispatch_work(struct work_struct *work)
 	blk_finish_plug(&plug);
 
 	spin_lock_irqsave(&domain->lock, flags);
+	__ioband_report_overdue(domain);
 	__ioband_find_blocked(domain);
 	__ioband_arm_limit_timer(domain);
 	spin_unlock_irqrestore(&domain->lock, flags);
@@ -1549,6 +1590,7 @@ static void ioband_dtr(struct dm_target *ti)
 	}
 	mutex_destroy(&ic->groups_lock);
 	free_percpu(ic->default_open_stats);
+	free_percpu(ic->open_in_flight);
 	free_percpu(ic->class_cache);
 	free_percpu(ic->route_stats);
 	if (ic->dev)
@@ -1663,6 +1705,12 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ret = -ENOMEM;
 		goto bad;
 	}
+	ic->open_in_flight = alloc_percpu(atomic64_t);
+	if (!ic->open_in_flight) {
+		ti->error = "Cannot allocate the open window's counters";
+		ret = -ENOMEM;
+		goto bad;
+	}
 	ic->class_cache = alloc_percpu(struct ioband_class_cache);
 	if (!ic->class_cache) {
 		ti->error = "Cannot allocate the group cache";
@@ -1748,22 +1796,23 @@ bad:
 /*
  * The open window's path (ioband-design.rst section 14): while the scheduler
  * lets every bio through, @bio goes down with no lock taken, counted per
- * CPU for its group, and untimed; its completion only checks that it was
- * inline (ioband_end_open()). False, with nothing done, when it must go
- * through the scheduler.
+ * CPU for its group and in this CPU's open_in_flight, and untimed; its
+ * completion uncounts it and checks that it was inline
+ * (ioband_end_open()). False, with nothing done, when it must go through
+ * the scheduler: also when this CPU has IOBAND_OPEN_MAX_SECTORS below so.
  */
 static bool ioband_map_open(struct dm_target *ti, struct bio *bio,
 			    struct ioband_bio *ib, int dir)
 {
 	struct ioband_c *ic = ti->private;
 	struct ioband_open_stats __percpu *open_stats;
+	u32 sectors = bio_sectors(bio);
+	atomic64_t *open;
 
 	/* A change that this misses lets one bio through. */
 	if (!data_race(ioband_sched_lets_all_through(&ic->domain->sched) &&
 		       !ic->suspended && !ic->blocked))
 		return false;
-	ib->open = true;
-	ib->dispatcher = current;
 	/*
 	 * A group that a detach takes out meanwhile stays in memory: the RCU
 	 * grace period before it is freed waits for code that runs with
@@ -1771,10 +1820,21 @@ static bool ioband_map_open(struct dm_target *ti, struct bio *bio,
 	 * rcu_read_lock(), that costs no call, and the counts need it anyway.
 	 */
 	rcu_read_lock_sched();
+	open = this_cpu_ptr(ic->open_in_flight);
+	if ((atomic64_read(open) & IOBAND_OPEN_SECTORS_MASK) >=
+	    IOBAND_OPEN_MAX_SECTORS) {
+		rcu_read_unlock_sched();
+		return false;
+	}
+	atomic64_add(IOBAND_OPEN_BIO + sectors, open);
+	ib->open = true;
+	ib->open_cpu = smp_processor_id();
+	ib->item.sectors = sectors;
+	ib->dispatcher = current;
 	open_stats = ioband_open_stats_of(ic,
 			ioband_classify(ic, ioband_bio_owner(ti, bio)));
 	__this_cpu_inc(open_stats->ios[dir]);
-	__this_cpu_add(open_stats->sectors[dir], bio_sectors(bio));
+	__this_cpu_add(open_stats->sectors[dir], sectors);
 	rcu_read_unlock_sched();
 	return true;
 }
@@ -1831,6 +1891,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	group = ioband_classify(ic, css);
 	now = ioband_sched_submit(&domain->sched, &group->entity, &ib->item,
 				  now_ns);
+	__ioband_report_overdue(domain);
 	/* Never before a time another CPU gave (ioband_dispatch_work()). */
 	now_ns = domain->sched.now;
 	if (now) {
@@ -1868,6 +1929,8 @@ static void ioband_end_open(struct ioband_c *ic, struct bio *bio,
 	struct ioband_domain *domain = ic->domain;
 	unsigned long flags;
 
+	atomic64_sub(IOBAND_OPEN_BIO + ib->item.sectors,
+		     per_cpu_ptr(ic->open_in_flight, ib->open_cpu));
 	if (ioband_completed_inline(bio, ib))
 		return;
 	spin_lock_irqsave(&domain->lock, flags);
@@ -1902,6 +1965,7 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	/* Read under the lock: never before the bio's dispatch. */
 	kick = ioband_sched_complete(&domain->sched, &group->entity, &ib->item,
 				     ktime_get_ns());
+	__ioband_report_overdue(domain);
 	group->stats.service_ns += domain->sched.now - ib->time_ns;
 	if (!kick)
 		__ioband_arm_limit_timer(domain);
@@ -2139,6 +2203,29 @@ static void ioband_emit_time_model(const struct ioband_time_model *m,
 	*szp = sz;
 }
 
+/*
+ * The bios of @domain's targets that went down past the scheduler and are
+ * still below, and their sectors: a bio mapped or completed on another
+ * CPU meanwhile may be counted or not.
+ */
+static u64 __ioband_open_in_flight(struct ioband_domain *domain, u64 *sectors)
+{
+	struct ioband_c *ic;
+	u64 bios = 0, v;
+	int cpu;
+
+	lockdep_assert_held(&domain->lock);
+	*sectors = 0;
+	list_for_each_entry(ic, &domain->targets, domain_node) {
+		for_each_possible_cpu(cpu) {
+			v = atomic64_read(per_cpu_ptr(ic->open_in_flight, cpu));
+			bios += v >> IOBAND_OPEN_BIO_SHIFT;
+			*sectors += v & IOBAND_OPEN_SECTORS_MASK;
+		}
+	}
+	return bios;
+}
+
 static void ioband_emit_stats(struct ioband_c *ic, char *result,
 			      unsigned int maxlen)
 {
@@ -2153,17 +2240,23 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 		.maxlen = maxlen,
 	};
 	struct ioband_route_stats routes;
+	u64 open_bios, open_sectors;
 	unsigned long flags;
 	size_t sz = 0;
 
 	ioband_read_route_stats(ic, &routes);
 	mutex_lock(&ic->groups_lock);
 	spin_lock_irqsave(&ic->domain->lock, flags);
-	DMEMIT("domain=%s policy=%s token_base=%u io_throttle=%u io_limit=%u carryover=%u in_flight=%u queued=%u vtime=%llu elapsed_ns=%llu",
+	open_bios = __ioband_open_in_flight(ic->domain, &open_sectors);
+	DMEMIT("domain=%s policy=%s token_base=%u io_throttle=%u io_limit=%u carryover=%u in_flight=%llu queued=%u vtime=%llu elapsed_ns=%llu",
 	       ic->domain->id, ioband_policy_name(sched->params.policy),
 	       sched->token_base, sched->io_throttle, sched->io_limit,
-	       sched->params.carryover, sched->in_flight, sched->nr_queued,
-	       sched->vtime, ktime_get_ns() - ic->stats_start_ns);
+	       sched->params.carryover, sched->in_flight + open_bios,
+	       sched->nr_queued, sched->vtime,
+	       ktime_get_ns() - ic->stats_start_ns);
+	DMEMIT(" open_in_flight=%llu open_in_flight_sectors=%llu overdue=%llu overdue_in_flight=%u overdue_after_ns=%llu",
+	       open_bios, open_sectors, sched->stats.overdue,
+	       sched->nr_overdue, w->overdue_ns);
 	DMEMIT(" window_sectors=%llu in_flight_sectors=%llu window_rate_kbps=%llu window_min_lat_ns=%llu window_periods=%llu window_full=%llu idle_waits=%llu urgent=%llu window_queueing_pct=%u window_inline=%d window_inline_closes=%u",
 	       w->sectors, w->in_flight_sectors, w->rate / 2, w->min_lat_ns,
 	       w->periods, sched->stats.window_full, sched->stats.idle_waits,
