@@ -229,6 +229,27 @@ static void print_time_model(const char *name, const struct ioband_stats *st)
 }
 
 /*
+ * ", 2 IOs overdue (1 below now, over 1.0 s)": the IOs that stayed below
+ * so long that the window stopped counting them (ioband-design.rst
+ * section 14a), when there were any.
+ */
+static void print_overdue(const struct ioband_stats *st)
+{
+	const char *all = ioband_stats_field(st->fields, st->nr_fields, "overdue");
+	const char *now = ioband_stats_field(st->fields, st->nr_fields,
+					     "overdue_in_flight");
+	const char *after = ioband_stats_field(st->fields, st->nr_fields,
+					       "overdue_after_ns");
+
+	if (!all || !strcmp(all, "0"))
+		return;
+	printf(", %s IOs overdue", all);
+	if (now && after)
+		printf(" (%s below now, over %.1f s)", now,
+		       strtod(after, NULL) / 1e9);
+}
+
+/*
  * Below the table, one line per device: the dispatch window the module
  * keeps (its stats message's window_* fields) and what it was derived
  * from, and how writeback is attributed. A module without them prints
@@ -264,6 +285,7 @@ static void print_windows(const struct sample_set *set)
 			       strtod(sectors, NULL) / 2,
 			       strtod(rate, NULL) * 1024 / 1e6, strtod(lat, NULL) / 1e6);
 		printf(", %.0f KiB in flight", strtod(flight, NULL) / 2);
+		print_overdue(st);
 		if (wb)
 			print_attribution(st, wb);
 		putchar('\n');

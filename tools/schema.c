@@ -141,6 +141,8 @@ static const struct named_field domain_extra[] = {
 	{ "idle_waits",             "idle_waits",           1 },
 	{ "urgent",                 "urgent_ios",           1 },
 	{ "writeback_hold_sectors", "writeback_hold_bytes", 512 },
+	{ "open_in_flight",         "open_in_flight_ios",   1 },
+	{ "open_in_flight_sectors", "open_in_flight_bytes", 512 },
 };
 
 static const struct named_field window_fields[] = {
@@ -151,6 +153,9 @@ static const struct named_field window_fields[] = {
 	{ "window_queueing_pct",  "queueing_pct",          1 },
 	{ "window_full",          "full_waits",            1 },
 	{ "window_inline_closes", "inline_closes",         1 },
+	{ "overdue",              "overdue_ios",           1 },
+	{ "overdue_in_flight",    "overdue_in_flight_ios", 1 },
+	{ "overdue_after_ns",     "overdue_after_ns",      1 },
 };
 
 /* weight-time's model of the device (the module's time_* fields). */

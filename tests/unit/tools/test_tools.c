@@ -1034,7 +1034,9 @@ static const char stats_attributed[] =
 	"carryover=2 in_flight=1 queued=0 vtime=9 elapsed_ns=2000000000 "
 	"window_sectors=256 in_flight_sectors=8 window_rate_kbps=1000 "
 	"window_min_lat_ns=150000 window_inline=0 window_full=3 idle_waits=4 "
-	"urgent=5 writeback_attribution=wb+orig-bio dm_layout=btf "
+	"urgent=5 overdue=6 overdue_in_flight=1 overdue_after_ns=1000000000 "
+	"open_in_flight=2 open_in_flight_sectors=16 "
+	"writeback_attribution=wb+orig-bio dm_layout=btf "
 	"attributed_orig_bio=11 attributed_wb=22 attributed_task=33 "
 	"writeback_hold_sectors=2048 time_read_io_ns=49000 "
 	"time_read_sector_ps=3465000 time_write_io_ns=2000 "
@@ -1251,6 +1253,13 @@ static void test_json_schema_stats(void)
 	CHECK(strstr(out, "\"attribution\": {\n        \"route\": \"cgroup\",\n"
 		      "        \"dm_layout\": null,\n        \"bios_orig_bio\": null,"));
 	CHECK(strstr(out, "\"route\": null,"));
+	/* Overdue IOs and the open window's: named, null when absent. */
+	CHECK(strstr(out, "\"open_in_flight_ios\": 2,\n      \"open_in_flight_bytes\": 8192,\n"));
+	CHECK(strstr(out, "\"inline_closes\": null,\n        \"overdue_ios\": 6,\n"
+		      "        \"overdue_in_flight_ios\": 1,\n"
+		      "        \"overdue_after_ns\": 1000000000\n"));
+	CHECK(strstr(out, "\"overdue_ios\": null,"));
+	CHECK(!strstr(out, "\"overdue\":"));
 	CHECK(strstr(out, "\"window\": {\n        \"inline\": false,\n"
 		      "        \"bytes\": 131072,\n        \"in_flight_bytes\": 4096,\n"
 		      "        \"rate_bytes_per_second\": 1024000,"));
@@ -1325,6 +1334,12 @@ static void test_metrics_attributed(void)
 		"ioband_attributed_bios_total{device=\"io3\",domain=\"att\",route=\"orig_bio\"} 11\n"
 		"ioband_attributed_bios_total{device=\"io3\",domain=\"att\",route=\"wb\"} 22\n"
 		"ioband_attributed_bios_total{device=\"io3\",domain=\"att\",route=\"task\"} 33\n"));
+	/* Overdue IOs: a counter, those below now and the threshold gauges. */
+	CHECK(text && strstr(text, "# TYPE ioband_domain_overdue_ios_total counter\n"
+		"ioband_domain_overdue_ios_total{device=\"io3\",domain=\"att\"} 6\n"));
+	CHECK(text && strstr(text, "ioband_domain_overdue_in_flight_ios{device=\"io3\",domain=\"att\"} 1\n"));
+	CHECK(text && strstr(text, "ioband_domain_overdue_after_seconds{device=\"io3\",domain=\"att\"} 1.000000000\n"));
+	CHECK(text && strstr(text, "ioband_domain_open_in_flight_bytes{device=\"io3\",domain=\"att\"} 8192\n"));
 	/* The route and the layout are words: labels of the info metric. */
 	CHECK(text && strstr(text, "writeback_attribution=\"wb+orig-bio\",dm_layout=\"btf\""));
 	free(text);
