@@ -103,6 +103,11 @@ log "B alone $alone IOPS, beside the stuck write $beside IOPS; overdue=$overdue 
 stop_fio "$load_pid"
 assert_eq "$overdue" 1 "overdue, one write stuck"
 assert_eq "$overdue_now" 1 "overdue_in_flight, the write still stuck"
+have_iobandctl || fail "iobandctl is not in the initramfs (make -C tools)"
+iobandctl stat od | grep -q '1 IOs overdue (1 below now, over 1.0 s)' ||
+	fail "iobandctl stat does not say the write is overdue: $(iobandctl stat od | tail -n 1)"
+iobandctl stat --json od | grep -q '"overdue_in_flight_ios": 1,' ||
+	fail "iobandctl stat --json has no overdue_in_flight_ios 1"
 perf_check assert_ge "$((beside * 100))" "$((alone * 90))" \
 	"B's IOPS beside the stuck write x 100 (at least 90% of $alone alone)"
 release
