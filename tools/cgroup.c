@@ -252,3 +252,43 @@ int cgroup_ids_to_paths(const char *root, const uint64_t *ids, size_t n,
 	}
 	return w.rc;
 }
+
+/*
+ * One weight file of cgroup v2's format (io.weight, io.bfq.weight):
+ * "default <w>", then "<major>:<minor> <w>" for each device that has an
+ * entry of its own. The entry of the first of @devices ("major:minor")
+ * that has one, else the default; 0 when the text has neither.
+ */
+unsigned int cgroup_parse_weight(const char *text, const char *const *devices,
+				 size_t nr_devices)
+{
+	unsigned int def = 0, found = 0, w;
+	size_t best = nr_devices, i;
+	char key[32];
+	int n;
+
+	while (*text) {
+		if (sscanf(text, "%31s %u%n", key, &w, &n) == 2 && w &&
+		    (text[n] == '\n' || !text[n])) {
+			if (!strcmp(key, "default"))
+				def = w;
+			for (i = 0; i < best; i++) {
+				if (strcmp(key, devices[i]))
+					continue;
+				best = i;
+				found = w;
+			}
+		}
+		text = strchrnul(text, '\n');
+		if (*text)
+			text++;
+	}
+	return best < nr_devices ? found : def;
+}
+
+unsigned int cgroup_pick_weight(unsigned int io_weight, unsigned int bfq_weight)
+{
+	if (io_weight && (io_weight != CGROUP_DEFAULT_WEIGHT || !bfq_weight))
+		return io_weight;
+	return bfq_weight;
+}

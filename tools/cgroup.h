@@ -15,4 +15,16 @@ int cgroup_path_to_id(const char *root, const char *path, uint64_t *id);
 int cgroup_ids_to_paths(const char *root, const uint64_t *ids, size_t n,
 			char **paths);
 
+/* io.weight's and io.bfq.weight's default: a cgroup that sets none. */
+#define CGROUP_DEFAULT_WEIGHT	100
+
+unsigned int cgroup_parse_weight(const char *text, const char *const *devices,
+				 size_t nr_devices);
+/*
+ * A cgroup's weight from its io.weight and io.bfq.weight (each 0 when
+ * absent): io.weight's, unless it is the default and io.bfq.weight sets
+ * one (runc writes only io.bfq.weight when BFQ is there); 0 for neither.
+ */
+unsigned int cgroup_pick_weight(unsigned int io_weight, unsigned int bfq_weight);
+
 #endif /* IOBAND_CGROUP_H */

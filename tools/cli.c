@@ -231,7 +231,7 @@ int write_file_atomically(const char *path, const char *text)
  */
 
 
-static char *cgroup_root(void)
+char *cgroup_root(void)
 {
 	char *root;
 	int rc = cgroup_find_mount(MOUNTINFO, &root);

@@ -57,7 +57,7 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 		.policy = "weight",
 		.default_weight = IOBAND_DEFAULT_WEIGHT,
 	};
-	const char *domain = NULL, *name;
+	const char *domain = NULL, *name, *weights_from = NULL;
 	char **group_args, *params, *tagged = NULL;
 	size_t nr_group_args = 0;
 	uint64_t sectors;
@@ -103,6 +103,9 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 		case OPT_DRY_RUN:
 			dry_run = 1;
 			break;
+		case OPT_WEIGHTS_FROM:
+			weights_from = optarg;
+			break;
 		default:
 			other_option(cmd, c);
 		}
@@ -138,6 +141,12 @@ int cmd_create(const struct command *cmd, int argc, char **argv)
 	t.default_min_kbps = range.min_kbps;
 	t.default_max_kbps = range.max_kbps;
 	add_group_args(&t, group_args, nr_group_args);
+	if (weights_from) {
+		if (strcmp(t.group_type, "cgroup"))
+			errx(EXIT_FAILURE, "--weights-from needs --type cgroup");
+		if (!add_cgroup_weights(&t, weights_from))
+			exit(EXIT_FAILURE);
+	}
 	free(group_args);
 
 	sectors = device_sectors(t.device);

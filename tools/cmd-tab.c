@@ -276,6 +276,9 @@ static void apply_entry(struct apply_state *st, const struct iobandtab_entry *e)
 			die_nomem();
 	}
 
+	if (e->weights_from && !add_cgroup_weights(&want, e->weights_from))
+		entry_error(st, e, "weights_from=%s: no such subtree, so no group "
+			    "(the device is set up still)", e->weights_from);
 	if (device_exists(e->name)) {
 		update_device(st, e, &want, mm);
 	} else {

@@ -60,6 +60,11 @@ static const struct command commands[] = {
 	  "                               and reported only (0: the default, 4)\n"
 	  "     --token-base <n>        tokens of an epoch (0: the module's default)\n"
 	  "     --dry-run               print the table, create nothing\n"
+	  "     --weights-from cgroup[:<subtree>]\n"
+	  "                             attach each cgroup of <subtree> (default:\n"
+	  "                               all) that has an io.weight (or\n"
+	  "                               io.bfq.weight), at that weight, once;\n"
+	  "                               iobandctl follow keeps them current\n"
 	  " -h, --help                  display this help\n"
 	  "\n"
 	  "Weights range from 1 to 32767; min and max are KiB/s, max 0 is no\n"
@@ -204,6 +209,25 @@ static const struct command commands[] = {
 	  "Options:\n"
 	  " -P, --paths   write devices as /dev paths\n"
 	  " -h, --help    display this help\n", NULL },
+	{ "follow", cmd_follow, "[options] <name>",
+	  "Keep the groups of device <name> those of the cgroups' own weights:\n"
+	  "each cgroup of the subtree that has an io.weight (or io.bfq.weight) is\n"
+	  "attached at that weight, reweighed within a second of a write to it,\n"
+	  "attached when made and detached when removed; groups no such cgroup\n"
+	  "stands for are detached. Runs until stopped",
+	  "Options:\n"
+	  "     --weights-from cgroup[:<subtree>]\n"
+	  "                          the cgroups to follow: <subtree> a cgroup\n"
+	  "                            folder or a systemd slice (default: all)\n"
+	  " -i, --interval <secs>    read the whole subtree again every <secs>\n"
+	  "                            seconds (default 60), besides the changes\n"
+	  "                            inotify reports at once\n"
+	  " -h, --help               display this help\n"
+	  "\n"
+	  "A cgroup's weight is its io.weight entry for <name> or the device below\n"
+	  "it, else its default entry; io.bfq.weight's when io.weight has the\n"
+	  "default 100 (runc writes only io.bfq.weight when BFQ is there). See\n"
+	  "iobandctl(8), WEIGHTS FROM CGROUPS.\n", NULL },
 	{ "help", cmd_help, "[<command>]", "Show the help of iobandctl or of a command",
 	  "", NULL },
 };

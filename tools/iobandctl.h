@@ -3,7 +3,8 @@
  * What the files of iobandctl share. A command lives in the file of its
  * family: cmd-device.c (create, remove, list, table), cmd-groups.c (set,
  * attach, detach, policy, reset), cmd-tab.c (apply, save), cmd-stat.c
- * (stat, top, export); iobandctl.c holds main() and the command table.
+ * (stat, top, export), cmd-follow.c (follow, and the weights of
+ * create --weights-from and weights_from=); iobandctl.c holds main() and the command table.
  * Below them: cli.c (arguments, group keys, usage), dm.c (libdevmapper
  * and block devices), sample.c (the counters stat, top and export read).
  */
@@ -57,6 +58,8 @@ int write_file_atomically(const char *path, const char *text);
 
 /* cli.c: group keys */
 
+/* The cgroup2 mount point, allocated; exits when there is none. */
+char *cgroup_root(void);
 uint64_t resolve_key(const char *type, const char *key, char **root);
 char **group_names(const char *type, const uint64_t *ids, size_t n);
 void free_names(char **names, size_t n);
@@ -171,6 +174,13 @@ char *resolve_tab_device(const char *dev);
 void send_spec(struct target *tg, int is_default, uint64_t id,
 	       const struct ioband_group_spec *g);
 
+/*
+ * cmd-follow.c, for create and apply: attach to @t each cgroup of the
+ * subtree of @spec (cgroup[:<subtree>]) that has a weight, at its weight;
+ * 0 after a warning (no such subtree).
+ */
+int add_cgroup_weights(struct ioband_table_args *t, const char *spec);
+
 /* The commands */
 
 int cmd_create(const struct command *cmd, int argc, char **argv);
@@ -187,6 +197,7 @@ int cmd_save(const struct command *cmd, int argc, char **argv);
 int cmd_stat(const struct command *cmd, int argc, char **argv);
 int cmd_top(const struct command *cmd, int argc, char **argv);
 int cmd_export(const struct command *cmd, int argc, char **argv);
+int cmd_follow(const struct command *cmd, int argc, char **argv);
 void stat_columns_help(void);
 
 #endif /* IOBANDCTL_H */

@@ -12,7 +12,8 @@
  * comment, as does a line. In a field, \ooo (three octal digits) is that
  * character and \\ a backslash, as in fstab: \040 is a space. <options>
  * is "-" or "defaults" or a comma-separated list of domain=, type=,
- * policy=, default=, io_limit=, io_throttle=, token_base=, carryover=.
+ * policy=, default=, io_limit=, io_throttle=, token_base=, carryover=,
+ * weights_from=.
  */
 #include <errno.h>
 #include <limits.h>
@@ -127,7 +128,7 @@ static int parse_options(char *opts, struct iobandtab_entry *e,
 	unsigned int seen = 0;
 	static const char *const names[] = {
 		"domain", "type", "policy", "default", "io_limit",
-		"io_throttle", "token_base", "carryover",
+		"io_throttle", "token_base", "carryover", "weights_from",
 	};
 
 	if (!strcmp(opts, "-") || !strcmp(opts, "defaults"))
@@ -153,7 +154,7 @@ static int parse_options(char *opts, struct iobandtab_entry *e,
 		if (i == sizeof(names) / sizeof(*names))
 			return bad(err, errlen, "unknown option '%s': want domain, "
 				   "type, policy, default, io_limit, io_throttle, "
-				   "token_base or carryover", opt);
+				   "token_base, carryover or weights_from", opt);
 		if (seen & (1u << i))
 			return bad(err, errlen, "option %s given twice", opt);
 		seen |= 1u << i;
@@ -193,11 +194,31 @@ static int parse_options(char *opts, struct iobandtab_entry *e,
 			rc = parse_uint(val, UINT_MAX, &e->carryover);
 			e->has_carryover = 1;
 			break;
+		case 8:
+			if (iobandtab_weights_from(val, &val))
+				return bad(err, errlen, "weights_from '%s': want "
+					   "cgroup or cgroup:<subtree>", eq + 1);
+			e->weights_from = strdup(eq + 1);
+			if (!e->weights_from)
+				return -ENOMEM;
+			break;
 		}
 		if (rc)
 			return bad(err, errlen, "%s '%s': want a number from 0 "
 				   "to %u", opt, val, UINT_MAX);
 	}
+	return 0;
+}
+
+int iobandtab_weights_from(const char *spec, const char **subtree)
+{
+	if (!strcmp(spec, "cgroup")) {
+		*subtree = "/";
+		return 0;
+	}
+	if (strncmp(spec, "cgroup:", 7) || !spec[7])
+		return -EINVAL;
+	*subtree = spec + 7;
 	return 0;
 }
 
@@ -295,6 +316,12 @@ static int parse_fields(char **f, size_t nf, struct iobandtab_entry *e,
 				   "characters: give domain=<id>", e->name,
 				   IOBAND_DOMAIN_ID_MAX);
 	}
+	if (e->weights_from && strcmp(e->group_type, "cgroup"))
+		return bad(err, errlen, "weights_from needs type cgroup, not %s",
+			   e->group_type);
+	if (e->weights_from && nf > 3)
+		return bad(err, errlen, "group '%s': with weights_from the "
+			   "groups and their weights come from the cgroups", f[3]);
 	spec = ioband_spec_of_policy(e->policy);
 	if (default_arg) {
 		if (ioband_parse_spec(spec, default_arg, &e->default_spec))
@@ -477,6 +504,7 @@ void iobandtab_entry_free(struct iobandtab_entry *e)
 	free(e->groups);
 	free(e->name);
 	free(e->device);
+	free(e->weights_from);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -513,6 +541,14 @@ int iobandtab_format_entry(const struct iobandtab_entry *e, FILE *out)
 		fprintf(out, ",token_base=%u", e->token_base);
 	if (e->has_carryover)
 		fprintf(out, ",carryover=%u", e->carryover);
+	if (e->weights_from) {
+		char *from = iobandtab_escape(e->weights_from);
+
+		if (!from)
+			goto out;
+		fprintf(out, ",weights_from=%s", from);
+		free(from);
+	}
 	for (i = 0; i < e->nr_groups; i++) {
 		char *key = iobandtab_escape(e->groups[i].key);
 

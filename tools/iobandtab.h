@@ -39,6 +39,7 @@ struct iobandtab_entry {
 	unsigned int carryover;
 	size_t nr_groups;
 	struct iobandtab_group *groups;
+	char *weights_from;	/* weights_from=, unescaped; NULL: not given */
 };
 
 /* Called for each bad line; the line's entry is then left out. */
@@ -50,6 +51,13 @@ int iobandtab_parse(const char *text, struct iobandtab_entry **entries,
 		    size_t *n, iobandtab_error_fn error, void *ctx);
 void iobandtab_entry_free(struct iobandtab_entry *e);
 void iobandtab_free(struct iobandtab_entry *entries, size_t n);
+
+/*
+ * The subtree of "cgroup[:<subtree>]" (weights_from=, create
+ * --weights-from) in *@subtree: after the colon, or "/" (the whole
+ * tree). 0, or -EINVAL for another source or an empty subtree.
+ */
+int iobandtab_weights_from(const char *spec, const char **subtree);
 
 int iobandtab_add_group(struct iobandtab_entry *e, const char *key,
 			const struct ioband_group_spec *spec);

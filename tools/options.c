@@ -33,6 +33,7 @@ static const struct option create_opts[] = {
 	{ "io-throttle",    required_argument, NULL, OPT_IO_THROTTLE },
 	{ "token-base",     required_argument, NULL, OPT_TOKEN_BASE },
 	{ "dry-run",        no_argument,       NULL, OPT_DRY_RUN },
+	{ "weights-from",   required_argument, NULL, OPT_WEIGHTS_FROM },
 	HELP, END
 };
 
@@ -123,6 +124,12 @@ static const struct deprecated_option apply_deprecated[] = {
 	{ 0, 0, 0, NULL }
 };
 
+static const struct option follow_opts[] = {
+	{ "weights-from", required_argument, NULL, OPT_WEIGHTS_FROM },
+	{ "interval",     required_argument, NULL, 'i' },
+	HELP, END
+};
+
 static const struct option save_opts[] = {
 	{ "paths", no_argument, NULL, 'P' },
 	HELP, END
@@ -144,6 +151,7 @@ const struct cmd_options cmd_options[] = {
 	{ "export",    "T:h",              export_opts, export_deprecated },
 	{ "apply",     "h",                apply_opts,  apply_deprecated },
 	{ "save",      "Ph",               save_opts,   none },
+	{ "follow",    "i:h",              follow_opts, none },
 	{ "help",      "h",                help_only,   none },
 };
 

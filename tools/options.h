@@ -24,6 +24,7 @@ enum {
 	OPT_CHECK,
 	OPT_NOHEADINGS,		/* where -n still has its old meaning */
 	OPT_BYTES,		/* where -b still has its old meaning */
+	OPT_WEIGHTS_FROM,
 };
 
 /*

@@ -1961,6 +1961,12 @@ static const char *const tab_bad_lines[] = {
 	"a /dev/sdb - \\000=1",
 	"0123456789012345678901234567890123 /dev/sdb -",	/* long domain */
 	"a /dev/sdb - g=1\x01",				/* a control char */
+	"a /dev/sdb weights_from=",			/* weights_from */
+	"a /dev/sdb weights_from=io",
+	"a /dev/sdb weights_from=cgroup:",
+	"a /dev/sdb weights_from=cgroupx",
+	"a /dev/sdb type=uid,weights_from=cgroup",
+	"a /dev/sdb weights_from=cgroup g=5",
 };
 
 struct tab_errors {
@@ -2030,6 +2036,8 @@ static void test_tab_round_trip(void)
 		"c /dev/sdb type=uid,domain=dd,policy=weight-range,default=1:2:3,"
 		"io_limit=9,io_throttle=3,token_base=7,carryover=4 0=5:6:7 ./default=1:0:0",
 		"d\\043x /dev/a\\\\b type=none,policy=weight-iosize,default=32767",
+		"e 8:1 weights_from=cgroup:system.slice/a\\054b\\040c",
+		"f 8:1 policy=range-bw,weights_from=cgroup",
 	};
 	struct iobandtab_entry e, back;
 	char err[256], *text;
@@ -2059,6 +2067,9 @@ static void test_tab_round_trip(void)
 			      back.token_base == e.token_base &&
 			      back.has_carryover == e.has_carryover &&
 			      back.carryover == e.carryover);
+			CHECK(!back.weights_from == !e.weights_from);
+			if (e.weights_from)
+				CHECK_STR(back.weights_from, e.weights_from);
 			CHECK(back.nr_groups == e.nr_groups);
 			for (j = 0; j < e.nr_groups && j < back.nr_groups; j++) {
 				CHECK_STR(back.groups[j].key, e.groups[j].key);
@@ -2183,6 +2194,43 @@ static void test_option_letters(void)
 	CHECK_STR(meaning['h'], "help");
 }
 
+/* io.weight and io.bfq.weight as the kernel prints them. */
+static void test_cgroup_weight(void)
+{
+	static const char *const both[] = { "253:3", "8:16" };
+	static const char *const below[] = { "8:16" };
+
+	CHECK(cgroup_parse_weight("default 100\n", both, 2) == 100);
+	CHECK(cgroup_parse_weight("default 250\n8:16 700\n", NULL, 0) == 250);
+	CHECK(cgroup_parse_weight("default 250\n8:16 700\n", below, 1) == 700);
+	CHECK(cgroup_parse_weight("default 250\n8:16 700\n253:3 40\n", both, 2) == 40);
+	CHECK(cgroup_parse_weight("default 250\n253:3 40\n8:16 700\n", both, 2) == 40);
+	CHECK(cgroup_parse_weight("default 250\n8:160 700\n", below, 1) == 250);
+	CHECK(cgroup_parse_weight("default 250", below, 1) == 250);
+	CHECK(cgroup_parse_weight("8:16 700\n", below, 1) == 700);
+	CHECK(cgroup_parse_weight("", both, 2) == 0);
+	CHECK(cgroup_parse_weight("default x\ndefault 0\ndefault 5 6\n", both, 2) == 0);
+	CHECK(cgroup_pick_weight(300, 0) == 300);
+	CHECK(cgroup_pick_weight(300, 500) == 300);
+	CHECK(cgroup_pick_weight(100, 500) == 500);	/* runc with BFQ */
+	CHECK(cgroup_pick_weight(100, 0) == 100);
+	CHECK(cgroup_pick_weight(0, 40) == 40);
+	CHECK(cgroup_pick_weight(0, 0) == 0);
+}
+
+static void test_weights_from(void)
+{
+	const char *sub = NULL;
+
+	CHECK(iobandtab_weights_from("cgroup", &sub) == 0);
+	CHECK_STR(sub, "/");
+	CHECK(iobandtab_weights_from("cgroup:system.slice", &sub) == 0);
+	CHECK_STR(sub, "system.slice");
+	CHECK(iobandtab_weights_from("cgroup:", &sub) == -EINVAL);
+	CHECK(iobandtab_weights_from("cgroups", &sub) == -EINVAL);
+	CHECK(iobandtab_weights_from("io.weight", &sub) == -EINVAL);
+}
+
 #define TEST(fn) { &#fn[5], fn }	/* drop "test_" */
 
 static const struct {
@@ -2232,6 +2280,8 @@ static const struct {
 	TEST(test_tab_malformed),
 	TEST(test_tab_round_trip),
 	TEST(test_tab_example),
+	TEST(test_cgroup_weight),
+	TEST(test_weights_from),
 	TEST(test_option_letters),
 	TEST(test_json_schema_stats),
 	TEST(test_json_schema_list_table),
