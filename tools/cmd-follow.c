@@ -442,12 +442,11 @@ int add_cgroup_weights(struct ioband_table_args *t, const char *spec)
 /* "major:minor" of device-mapper device @name. */
 static void dm_majmin(const char *name, char *buf, size_t size)
 {
-	struct dm_task *dmt = ioband_task(DM_DEVICE_INFO, name, 0);
+	struct dm_task *dmt = new_task(DM_DEVICE_INFO);
 	struct dm_info info;
 
-	if (!dmt)
-		exit(EXIT_FAILURE);
-	if (!dm_task_get_info(dmt, &info) || !info.exists)
+	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt) ||
+	    !dm_task_get_info(dmt, &info) || !info.exists)
 		errx(EXIT_FAILURE, "%s: no such device", name);
 	snprintf(buf, size, "%u:%u", info.major, info.minor);
 	dm_task_destroy(dmt);
