@@ -143,7 +143,7 @@ TOOLS_VARS    = DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) SBINDIR=$(SBINDIR) \
 		MANDIR=$(MANDIR) BASHCOMPDIR=$(BASHCOMPDIR)
 DOCS          := README.md Documentation/ioband.rst Documentation/ioband-design.rst \
 		 Documentation/install.md
-UNITS         := systemd/iobandctl-apply.service systemd/iobandctl-apply.path \
+UNITS         := systemd/iobandctl-apply.path \
 		 systemd/iobandctl-reapply.service systemd/iobandctl-export.service \
 		 systemd/iobandctl-export.timer
 
@@ -172,8 +172,9 @@ uninstall:
 
 # The systemd units and the generator (make install; debian/rules).
 install-units:
+	$(MAKE) -C tools iobandctl-generator
 	install -D -m 0644 -t $(DESTDIR)$(SYSTEMDUNITDIR) $(UNITS)
-	install -D -m 0755 -t $(DESTDIR)$(SYSTEMDGENERATORDIR) systemd/iobandctl-generator
+	install -D -m 0755 -t $(DESTDIR)$(SYSTEMDGENERATORDIR) tools/iobandctl-generator
 
 # The DKMS source tree (debian/rules; tests/install-check; DKMS by hand).
 # dkms.conf's PACKAGE_VERSION is #MODULE_VERSION#, filled in here as

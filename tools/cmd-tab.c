@@ -331,7 +331,8 @@ int cmd_apply(const struct command *cmd, int argc, char **argv)
 {
 	struct apply_state st = { 0 };
 	struct iobandtab_entry *entries;
-	int c, check = 0, rc;
+	const char *only = NULL;
+	int c, check = 0, rc, found = 0;
 	char *text;
 	size_t n, i, j;
 
@@ -342,6 +343,9 @@ int cmd_apply(const struct command *cmd, int argc, char **argv)
 			break;
 		case OPT_PRINT_CGROUPS:
 			st.print_cgroups = 1;
+			break;
+		case OPT_NAME:
+			only = optarg;
 			break;
 		default:
 			other_option(cmd, c);
@@ -388,8 +392,16 @@ int cmd_apply(const struct command *cmd, int argc, char **argv)
 		free(root);
 	} else if (!check) {
 		soft_changes = 1;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			if (only && strcmp(entries[i].name, only))
+				continue;
 			apply_entry(&st, &entries[i]);
+			found = 1;
+		}
+		if (only && !found) {
+			warnx("%s: no line for device %s", st.file, only);
+			st.bad++;
+		}
 	}
 	iobandtab_free(entries, n);
 	free(st.cgroup_root);

@@ -196,6 +196,8 @@ static const struct command commands[] = {
 	  "Options:\n"
 	  "     --check           only parse the file and report bad lines\n"
 	  "     --print-cgroups   print the cgroup folders the file names\n"
+	  "     --name <name>     only the line of device <name> (the units of\n"
+	  "                         iobandctl-generator(8) set up one line each)\n"
 	  " -h, --help            display this help\n"
 	  "\n"
 	  "A line is: <name> <device> <options> [<key>=<spec>...]; <device> a\n"

@@ -106,6 +106,7 @@ static const struct option export_opts[] = {
 static const struct option apply_opts[] = {
 	{ "check",         no_argument, NULL, OPT_CHECK },
 	{ "print-cgroups", no_argument, NULL, OPT_PRINT_CGROUPS },
+	{ "name",          required_argument, NULL, OPT_NAME },
 	HELP, END
 };
 

@@ -25,6 +25,7 @@ enum {
 	OPT_NOHEADINGS,		/* where -n still has its old meaning */
 	OPT_BYTES,		/* where -b still has its old meaning */
 	OPT_WEIGHTS_FROM,
+	OPT_NAME,
 };
 
 /*
