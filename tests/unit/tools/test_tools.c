@@ -2119,7 +2119,7 @@ static void test_tab_example(void)
 			}
 			*q = '\0';
 			CHECK(iobandtab_parse(buf, &entries, &n, record_error, &errs) == 0);
-			CHECK(n == 5);
+			CHECK(n == 6);
 			iobandtab_free(entries, n);
 		}
 	}
