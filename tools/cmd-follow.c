@@ -350,7 +350,14 @@ static char *subtree_path(const char *spec)
 	}
 	root = cgroup_root();
 	if (unit_key(sub)) {
-		rc = unit_cgroup(sub, &rel);
+		/*
+		 * A slice's folder is its name's (systemd.slice(5)): no need
+		 * to ask systemd, which early in the boot, where the units of
+		 * iobandctl-generator start, may not answer yet.
+		 */
+		rel = strcmp(sub + strlen(sub) - 6, ".slice") ? NULL :
+		      unit_cgroup_by_layout(sub, NULL);
+		rc = rel ? 0 : unit_cgroup(sub, &rel);
 		if (rc == -ENOMEM)
 			die_nomem();
 		if (rc) {
