@@ -660,6 +660,7 @@ static const struct stats_key group_keys[] = {
 	OPT_KEY("writeback_wait_ns", struct ioband_stats_group,
 		writeback_wait_ns, has_writeback),
 	OPT_KEY("open_ios", struct ioband_stats_group, open_ios, has_open),
+	OPT_KEY("parent", struct ioband_stats_group, parent, has_parent),
 };
 
 #define NR_DOMAIN_KEYS	(sizeof(domain_keys) / sizeof(*domain_keys))

@@ -153,6 +153,8 @@ struct ioband_stats_group {
 	uint64_t writeback_wait_ns;
 	int has_open;		/* optional key open_ios given */
 	uint64_t open_ios;	/* of reads and writes: past the scheduler, untimed */
+	int has_parent;		/* optional key parent given */
+	uint64_t parent;	/* the group it is nested under, 0: the top */
 	size_t nr_fields;
 	struct ioband_stats_field *fields;	/* the record's, in order */
 };

@@ -192,7 +192,7 @@ static const char *const group_known[] = {
 	"group", "weight", "reads", "read_sectors", "writes", "write_sectors",
 	"delayed_reads", "delayed_writes", "queued", "in_flight", "wait_ns",
 	"wait_max_ns", "service_ns", "min_kbps", "max_kbps", "writeback_waits",
-	"writeback_wait_ns", "open_ios", NULL
+	"writeback_wait_ns", "open_ios", "parent", NULL
 };
 
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
@@ -350,6 +350,7 @@ static void write_group(struct jw *w, const struct schema_device *d, size_t i)
 	jw_u64_if(w, "queued_ios", sched, g->queued);
 	jw_u64_if(w, "in_flight_ios", sched, g->in_flight);
 	jw_u64_if(w, "open_ios", sched && g->has_open, g->open_ios);
+	jw_u64_if(w, "parent_id", g->has_parent && g->parent, g->parent);
 	jw_u64_if(w, "wait_ns", sched, g->wait_ns);
 	jw_u64_if(w, "wait_max_ns", sched, g->wait_max_ns);
 	jw_u64_if(w, "service_ns", sched, g->service_ns);

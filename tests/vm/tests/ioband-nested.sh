@@ -79,6 +79,8 @@ check_shares() {
 dm_create nt "0 $size ioband $dev nt 0 0 cgroup weight-iosize 0 :100 $nginx:500 $postgres:100 $sys:100 $user:100" >/dev/null
 assert_eq "$(group_stat /dev/mapper/nt "$nginx" parent)" "$sys" "nginx's parent"
 assert_eq "$(group_stat /dev/mapper/nt "$user" parent)" 0 "user.slice's parent"
+iobandctl stat --json nt | tr -d ' \n' | grep -q "\"parent_id\":$sys," ||
+	fail "iobandctl stat --json shows no group with parent_id $sys"
 
 # 8 s: a group that pauses (the guest's readers are short of CPU) catches
 # up within carryover epochs, about a second of this device: a window of a
