@@ -175,6 +175,30 @@ cg_run() {
 	exec "$@"' "$CGROOT/$_cg_path" "$@"
 }
 
+# io_snapshot MAJ:MIN CGROUP...: "<uptime, centiseconds> <read sectors
+# of each>" on device MAJ:MIN, from the cgroups' io.stat (what the device
+# served them, not what they asked), read in one go so that the figures and
+# the clock agree.
+io_snapshot() {
+	_is_dev=$1
+	shift
+	_is_files=
+	for _is_g in "$@"; do _is_files="$_is_files $CGROOT/$_is_g/io.stat"; done
+	# shellcheck disable=SC2086 # one word per file
+	awk -v dev="$_is_dev" -v files="$_is_files" '
+		FILENAME == "/proc/uptime" { printf "%d", $1 * 100; next }
+		$1 == dev { for (i = 2; i <= NF; i++) if ($i ~ /^rbytes=/) { sub("rbytes=", "", $i); sect[FILENAME] = int($i / 512) } }
+		END { n = split(files, f, " "); for (i = 1; i <= n; i++) printf " %d", sect[f[i]]; print "" }' /proc/uptime $_is_files
+}
+
+# io_grown MAJ:MIN BEFORE CGROUP...: each cgroup has had reads served on
+# MAJ:MIN since the io_snapshot BEFORE.
+io_grown() {
+	_ig_dev=$1 _ig_before=$2
+	shift 2
+	io_snapshot "$_ig_dev" "$@" | awk -v before="$_ig_before" '{ split(before, b); for (i = 2; i <= NF; i++) if ($i <= b[i]) exit 1 }'
+}
+
 cg_remove() { # PATH: remove a cgroup (must be empty)
 	rmdir "$CGROOT/$1"
 }

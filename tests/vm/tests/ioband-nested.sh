@@ -22,25 +22,13 @@ leaves="nt-sys/nginx nt-sys/postgres nt-user"
 # A failed assertion leaves no reader behind to keep the device open.
 trap 'killall -KILL fio 2>/dev/null || true' EXIT
 
-snapshot() { # CGROUP...: "<uptime, centiseconds> <read sectors below, each>"
-	_files=
-	for _g in "$@"; do _files="$_files /sys/fs/cgroup/$_g/io.stat"; done
-	# shellcheck disable=SC2086 # one word per file
-	awk -v dev="$mm" -v files="$_files" '
-		FILENAME == "/proc/uptime" { printf "%d", $1 * 100; next }
-		$1 == dev { for (i = 2; i <= NF; i++) if ($i ~ /^rbytes=/) { sub("rbytes=", "", $i); sect[FILENAME] = int($i / 512) } }
-		END { n = split(files, f, " "); for (i = 1; i <= n; i++) printf " %d", sect[f[i]]; print "" }' /proc/uptime $_files
-}
+snapshot() { io_snapshot "$mm" "$@"; }
 load() { # CGROUP SECONDS: 4 KiB direct random reads, 8 outstanding
 	cg_run "$1" fio --name=nt --filename=/dev/mapper/nt --direct=1 \
 		--ioengine=libaio --iodepth=8 --rw=randread --bs=4k --randrepeat=0 \
 		--time_based --runtime="$2" --output=/dev/null
 }
-grown() { # BEFORE CGROUP...: each has had reads served since BEFORE
-	_before=$1
-	shift
-	snapshot "$@" | awk -v before="$_before" '{ split(before, b); for (i = 2; i <= NF; i++) if ($i <= b[i]) exit 1 }'
-}
+grown() { io_grown "$mm" "$@"; } # BEFORE CGROUP...
 idle() { # CGROUP...: none has had a read served in 0.3 s
 	_before=$(snapshot "$@")
 	sleep 0.3

@@ -14,16 +14,7 @@ a=$(cg_id rg-a); b=$(cg_id rg-b); c=$(cg_id rg-c); d=$(cg_id rg-d)
 
 # Service, not arrivals: what the cgroups' io.stat count on the device
 # below, i.e. when ioband sent it down.
-snapshot() { # CGROUP...: "<uptime, centiseconds> <read sectors of each>",
-	# read in one go so that the figures and the clock agree
-	_files=
-	for _g in "$@"; do _files="$_files /sys/fs/cgroup/$_g/io.stat"; done
-	# shellcheck disable=SC2086 # one word per file
-	awk -v dev="$mm" -v files="$_files" '
-		FILENAME == "/proc/uptime" { printf "%d", $1 * 100; next }
-		$1 == dev { for (i = 2; i <= NF; i++) if ($i ~ /^rbytes=/) { sub("rbytes=", "", $i); sect[FILENAME] = int($i / 512) } }
-		END { n = split(files, f, " "); for (i = 1; i <= n; i++) printf " %d", sect[f[i]]; print "" }' /proc/uptime $_files
-}
+snapshot() { io_snapshot "$mm" "$@"; }
 load() { # CGROUP: deep 16k random reads, until measure ends them
 	cg_run "$1" fio --name="$1" --filename=/dev/mapper/rg --direct=1 \
 		--ioengine=libaio --iodepth=32 --numjobs=1 --rw=randread --bs=16k \
@@ -38,11 +29,7 @@ stop_loads() {
 	killall -KILL fio 2>/dev/null || true
 	within 60 no_fio || fail "fio still running after SIGKILL"
 }
-grown() { # BEFORE CGROUP...: each has had IO served since the snapshot BEFORE
-	_before=$1
-	shift
-	snapshot "$@" | awk -v before="$_before" '{ split(before, b); for (i = 2; i <= NF; i++) if ($i <= b[i]) exit 1 }'
-}
+grown() { io_grown "$mm" "$@"; } # BEFORE CGROUP...
 # measure SECONDS CGROUP...: prints "<cgroup>=<KB/s>" for each over a
 # window that opens once every cgroup's fio is getting IO served (fio
 # starts slowly on a busy host: a window opened at a fixed time measured
