@@ -191,6 +191,22 @@ io_snapshot() {
 		END { n = split(files, f, " "); for (i = 1; i <= n; i++) printf " %d", sect[f[i]]; print "" }' /proc/uptime $_is_files
 }
 
+# io_rates MAJ:MIN SECONDS CGROUP...: "<cgroup>=<sectors/s>" of each on
+# MAJ:MIN over SECONDS, the time read from the clock, not from what sleep
+# asked for.
+io_rates() {
+	_ir_dev=$1 _ir_secs=$2
+	shift 2
+	_ir_s0=$(io_snapshot "$_ir_dev" "$@")
+	sleep "$_ir_secs"
+	_ir_s1=$(io_snapshot "$_ir_dev" "$@")
+	echo "$_ir_s0 $_ir_s1 $*" | awk '{
+		n = (NF - 2) / 3
+		for (i = 1; i <= n; i++)
+			printf "%s=%d ", $(2 * n + 2 + i), ($(n + 2 + i) - $(1 + i)) * 100 / ($(n + 2) - $1)
+		print "" }'
+}
+
 # io_grown MAJ:MIN BEFORE CGROUP...: each cgroup has had reads served on
 # MAJ:MIN since the io_snapshot BEFORE.
 io_grown() {

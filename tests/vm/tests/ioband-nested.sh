@@ -40,14 +40,7 @@ rates() {
 	_secs=$1
 	shift
 	wait_for 30 grown "$(snapshot "$@")" "$@"
-	_s0=$(snapshot "$@")
-	sleep "$_secs"
-	_s1=$(snapshot "$@")
-	echo "$_s0 $_s1 $*" | awk '{
-		n = (NF - 2) / 3
-		for (i = 1; i <= n; i++)
-			printf "%s=%d ", $(2 * n + 2 + i), ($(n + 2 + i) - $(1 + i)) * 100 / ($(n + 2) - $1)
-		print "" }'
+	io_rates "$mm" "$_secs" "$@"
 }
 value() { echo "$1" | tr ' ' '\n' | sed -n "s|^$2=||p"; }
 # check_shares RATES: nginx 41.7%, postgres 8.3%, user.slice 50%, +/- 5%
@@ -76,6 +69,7 @@ iobandctl stat --json nt | tr -d ' \n' | grep -q "\"parent_id\":$sys," ||
 load nt-sys/nginx 12 &
 load nt-sys/postgres 12 &
 load nt-user 18 &
+# shellcheck disable=SC2086 # one word per cgroup
 both=$(rates 8 $leaves)
 echo "three leaves: $both"
 total=$(($(value "$both" nt-sys/nginx) + $(value "$both" nt-sys/postgres) + $(value "$both" nt-user)))
@@ -94,7 +88,9 @@ assert_eq "$(group_stat /dev/mapper/nt "$nginx" parent)" 0 "nginx's parent once 
 dmsetup message nt 0 attach "$sys:100"
 assert_eq "$(group_stat /dev/mapper/nt "$nginx" parent)" "$sys" "nginx's parent once the slice is attached again"
 assert_eq "$(group_stat /dev/mapper/nt "$postgres" parent)" "$sys" "postgres's parent once the slice is attached again"
+# shellcheck disable=SC2086 # one word per cgroup
 for leaf in $leaves; do load "$leaf" 12 & done
+# shellcheck disable=SC2086
 again=$(rates 8 $leaves)
 echo "after detach and attach: $again"
 check_shares "$again"

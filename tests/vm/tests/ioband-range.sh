@@ -44,14 +44,9 @@ measure() {
 		fail "not every group of '$*' got IO served"
 	fi
 	sleep 1
-	_s0=$(snapshot "$@")
-	sleep "$_secs"
-	_s1=$(snapshot "$@")
-	echo "$_s0 $_s1 $*" | awk '{
-		n = (NF - 2) / 3
-		for (i = 1; i <= n; i++)
-			printf "%s=%d ", $(2 * n + 2 + i), ($(n + 2 + i) - $(1 + i)) * 100 / 2 / ($(n + 2) - $1)
-		print "" }'
+	# sectors/s to KB/s
+	io_rates "$mm" "$_secs" "$@" | tr ' ' '\n' |
+		awk -F= 'NF == 2 { printf "%s=%d ", $1, $2 / 2 } END { print "" }'
 	stop_loads
 	log "measured $*" >&2
 }
