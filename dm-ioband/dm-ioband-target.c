@@ -1340,17 +1340,19 @@ static void ioband_unnest_group(struct ioband_walk *walk,
 /*
  * @group, attached by a message under @parent, becomes the parent of the
  * groups below its cgroup that were @parent's, unless some would then
- * nest too deep: returns false then, having changed nothing. Under
- * groups_lock; the scheduler follows in a walk of ioband_sync_parent().
+ * nest too deep: returns false then, having changed nothing. *@adopted
+ * says whether it took any. Under groups_lock; the scheduler follows in
+ * a walk of ioband_sync_parent().
  */
 static bool ioband_adopt_below(struct ioband_c *ic, struct ioband_group *group,
-			       struct ioband_group *parent)
+			       struct ioband_group *parent, bool *adopted)
 {
 	struct ioband_group *other, *up;
 	struct cgroup *cgrp;
 	unsigned int depth = 0;
 	bool fits;
 
+	*adopted = false;
 	cgrp = cgroup_get_from_id(group->id);
 	/*
 	 * A leaf cgroup, the common case, has no group below it: only its
@@ -1365,14 +1367,18 @@ static bool ioband_adopt_below(struct ioband_c *ic, struct ioband_group *group,
 	}
 	for (other = ic->groups.first; other; other = other->next)
 		if (other != group && other->parent == parent &&
-		    ioband_cgroup_below(other->id, cgrp))
+		    ioband_cgroup_below(other->id, cgrp)) {
 			other->parent = group;
+			*adopted = true;
+		}
 	cgroup_put(cgrp);
 	fits = ioband_nesting_fits(ic);
-	if (!fits)
+	if (!fits) {
 		for (other = ic->groups.first; other; other = other->next)
 			if (other->parent == group)
 				other->parent = parent;
+		*adopted = false;
+	}
 	return fits;
 }
 
@@ -2359,6 +2365,7 @@ ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 	struct ioband_group_entry *entry;
 	struct ioband_sched_entity *entity;
 	unsigned long flags;
+	bool adopted = false;
 
 	entry = ioband_alloc_entry(msg->group.id);
 	if (!entry)
@@ -2387,7 +2394,7 @@ ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 	if (fault)
 		goto out;
 	if (ioband_type(ic) == IOBAND_TYPE_CGROUP &&
-	    !ioband_adopt_below(ic, group, parent))
+	    !ioband_adopt_below(ic, group, parent, &adopted))
 		fault = IOBAND_FAULT_TOO_DEEP;
 	else if (rhashtable_insert_fast(&ic->group_index, &entry->node,
 					ioband_group_index_params))
@@ -2404,7 +2411,15 @@ ioband_message_attach(struct ioband_c *ic, const struct ioband_message *msg)
 		goto out;
 	}
 	ioband_groups_changed(ic);
-	ioband_walk_groups(ic, &walk);
+	if (adopted) {
+		ioband_walk_groups(ic, &walk);
+	} else if (parent) {
+		/* A leaf: only its own place, not a walk of every group. */
+		spin_lock_irqsave(&domain->lock, flags);
+		ioband_sched_set_parent(&domain->sched, entity,
+					&parent->entity);
+		spin_unlock_irqrestore(&domain->lock, flags);
+	}
 out:
 	mutex_unlock(&ic->groups_lock);
 	if (fault)
