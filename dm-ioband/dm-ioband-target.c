@@ -1285,19 +1285,29 @@ static bool ioband_cgroup_below(u64 id, struct cgroup *ancestor)
 	return below;
 }
 
+/*
+ * Whether @group has at most as many groups above it as the core allows;
+ * it stops counting there.
+ */
+static bool ioband_depth_fits(const struct ioband_group *group)
+{
+	unsigned int depth = 0;
+
+	for (group = group->parent; group; group = group->parent)
+		if (++depth > IOBAND_SCHED_MAX_DEPTH)
+			return false;
+	return true;
+}
+
 /* Whether no group of @ic is nested deeper than the core allows. */
 static bool ioband_nesting_fits(struct ioband_c *ic)
 {
-	struct ioband_group *group, *up;
-	unsigned int depth;
+	struct ioband_group *group;
 
 	lockdep_assert_held(&ic->groups_lock);
-	for (group = ic->groups.first; group; group = group->next) {
-		depth = 0;
-		for (up = group->parent; up; up = up->parent)
-			if (++depth > IOBAND_SCHED_MAX_DEPTH)
-				return false;
-	}
+	for (group = ic->groups.first; group; group = group->next)
+		if (!ioband_depth_fits(group))
+			return false;
 	return true;
 }
 
@@ -1347,9 +1357,8 @@ static void ioband_unnest_group(struct ioband_walk *walk,
 static bool ioband_adopt_below(struct ioband_c *ic, struct ioband_group *group,
 			       struct ioband_group *parent, bool *adopted)
 {
-	struct ioband_group *other, *up;
+	struct ioband_group *other;
 	struct cgroup *cgrp;
-	unsigned int depth = 0;
 	bool fits;
 
 	*adopted = false;
@@ -1361,9 +1370,7 @@ static bool ioband_adopt_below(struct ioband_c *ic, struct ioband_group *group,
 	if (IS_ERR_OR_NULL(cgrp) || !READ_ONCE(cgrp->nr_descendants)) {
 		if (!IS_ERR_OR_NULL(cgrp))
 			cgroup_put(cgrp);
-		for (up = parent; up; up = up->parent)
-			depth++;
-		return depth <= IOBAND_SCHED_MAX_DEPTH;
+		return ioband_depth_fits(group);
 	}
 	for (other = ic->groups.first; other; other = other->next)
 		if (other != group && other->parent == parent &&

@@ -596,15 +596,21 @@ static inline u64 ioband_sched_inv_weight(struct ioband_sched *sched,
 	return ioband_hier_inv_weight(sched, e);
 }
 
+/* @e is out of itree, its sums left as they are. */
+static void ioband_itree_remove(struct ioband_sched *sched,
+				struct ioband_sched_entity *e)
+{
+	if (e->in_itree)
+		ioband_rb_erase(sched, &sched->itree, &e->inode);
+	e->in_itree = false;
+}
+
 /* @e joins ptree (keyed already), and so competes. */
 static void ioband_ptree_enter(struct ioband_sched *sched,
 			       struct ioband_sched_entity *e)
 {
 	ioband_rb_insert(sched, &sched->ptree, &e->pnode);
-	if (e->in_itree) {
-		ioband_rb_erase(sched, &sched->itree, &e->inode);
-		e->in_itree = false;
-	}
+	ioband_itree_remove(sched, e);
 	ioband_hier_set_active(sched, e, true);
 }
 
@@ -624,12 +630,11 @@ static void ioband_itree_update(struct ioband_sched *sched,
 		     !ioband_sched_range(sched) &&
 		     !ioband_vt_before(e->finish, sched->vtime - sched->credit);
 
-	if (e->in_itree)
-		ioband_rb_erase(sched, &sched->itree, &e->inode);
-	e->in_itree = keeps;
+	ioband_itree_remove(sched, e);
 	if (keeps) {
 		e->inode.key = e->finish;
 		ioband_rb_insert(sched, &sched->itree, &e->inode);
+		e->in_itree = true;
 	}
 	ioband_hier_set_active(sched, e, keeps);
 }
@@ -646,8 +651,7 @@ static void ioband_ptree_leave(struct ioband_sched *sched,
 static void ioband_itree_leave(struct ioband_sched *sched,
 			       struct ioband_sched_entity *e)
 {
-	ioband_rb_erase(sched, &sched->itree, &e->inode);
-	e->in_itree = false;
+	ioband_itree_remove(sched, e);
 	ioband_hier_set_active(sched, e, false);
 }
 
