@@ -4,7 +4,7 @@
 #  a. it stores data: fio verify of random 4k writes reads them back, ext4
 #     mounts and passes e2fsck;
 #  b. a 4k random read at depth 1 takes what the model says, never less;
-#     at 5 ms a read (large enough that TCG's own overhead is small)
+#     at 20 ms a read (large enough that TCG's own overhead is small)
 #     fio's clat mean is within 20% of it;
 #  c. two cgroups reading at once on one channel: the device time it
 #     reports per cgroup adds up to the device's busy time (io_ticks)
@@ -59,7 +59,7 @@ lat_run() {
 # What the emulated machine itself costs a read: the model at no cost.
 base_us=$(lat_run read_io_ns=0)
 log "b: at no modelled cost, fio clat mean ${base_us} us"
-for cost in 1000000 5000000; do
+for cost in 1000000 20000000; do
 	clat_us=$(lat_run read_io_ns=$cost)
 	ios=$(sed -n 's/^ios //p' "$SYS/model/stats")
 	service=$(sed -n 's/^service_ns //p' "$SYS/model/stats")
@@ -68,8 +68,11 @@ for cost in 1000000 5000000; do
 	assert_ge "$clat_us" $((cost / 1000)) "clat mean (us) against the model's floor"
 done
 # The guest idles between reads, and TCG wakes it late from the timer:
-# 300-600 us more than the model at 1 ms a read (130-180 us at no cost),
-# seen under a busy host. At 5 ms a read that is within the 20%.
+# 300-600 us more than the model at 1 ms a read (130-200 us at no cost),
+# 480-820 us at 5 ms on an idle host, the closest of this test's margins
+# (16%), and more when another guest runs beside it as in make check,
+# where this test failed once on the newest kernel. At 20 ms a read a
+# millisecond late is 5%.
 assert_within_pct $((cost / 1000)) "$clat_us" 20 "clat mean (us) against the model"
 
 # ---- c. device time per cgroup ----
