@@ -9,7 +9,10 @@
 # lock_stat (the debug kernel, scripts/build-debug-kernel), the walks run
 # again to the destructor and the longest interrupts-off section is
 # printed: the system's (irqsoff) and the longest hold of the domain lock,
-# which ioband takes with interrupts off (lock_stat).
+# which ioband takes with interrupts off (lock_stat). The per-CPU memory
+# that the table's groups take (Percpu in /proc/meminfo) is printed with
+# the number of possible CPUs, which a guest booted with possible_cpus=256
+# raises (tests/vm/run --append).
 # harness-timeout: 600
 . /ioband/lib.sh
 set -eu
@@ -27,7 +30,11 @@ awk -v size="$size" -v dev="$mm" -v n="$N" 'BEGIN {
 		printf " %d:%d", 100000 + i, 1 + i % 500
 	print ""
 }' >table.txt
+percpu_kib() { awk '$1 == "Percpu:" { print $2 }' /proc/meminfo; }
+percpu_before=$(percpu_kib)
 dmsetup create --noudevsync sc <table.txt
+echo "per-CPU memory of $N groups: $(($(percpu_kib) - percpu_before)) KiB" \
+	"with $(cat /sys/devices/system/cpu/possible) possible CPUs"
 dmsetup mknodes sc
 assert_eq "$(dmsetup table sc)" "$(cat table.txt)" "the table of $N groups"
 
