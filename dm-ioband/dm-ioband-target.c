@@ -142,11 +142,42 @@ static DEFINE_MUTEX(ioband_domains_lock);	/* protects ioband_domains */
 
 /*
  * What a group's bios that went down past the scheduler (ioband_map_open())
- * add to its counters, per CPU so that they take no lock; every report of
- * the group's counters adds them up (ioband_read_stats()). Their time below
- * is not measured, so that such a bio costs no clock read.
+ * added to its counters, less what a CPU still holds for it in its
+ * ioband_open_batch; a report adds them to the group's stats
+ * (ioband_read_stats()). Their time below is not measured, so that such a
+ * bio costs no clock read.
  */
-struct ioband_open_stats {
+struct ioband_open_counts {
+	atomic64_t ios[IOBAND_NR_DIRS];
+	atomic64_t sectors[IOBAND_NR_DIRS];
+};
+
+/*
+ * A CPU's count, per target, of the bios that went down past the
+ * scheduler for the group it counted last: a task sends bio after bio of
+ * one group, and they add up here, with no cache line shared between CPUs
+ * written, until the CPU counts another group, or a report or a reset
+ * folds the batch into its group's ioband_open_counts
+ * (__ioband_fold_open_batch()). Per target and CPU, not per group and CPU,
+ * so that the per-CPU memory does not grow with the groups, nor the work
+ * of a report with groups times CPUs (ioband-design.rst section 14).
+ *
+ * @group may be detached and freed meanwhile: it is used only while
+ * @generation, the target's groups_generation read before the group was
+ * looked up, is still current (a detach bumps it after it took the group
+ * out of the index, before it lets the group go); else the group is
+ * looked up again by @id and known by @serial, which no other group entry
+ * has, so that a group attached again under that id gets none of its
+ * predecessor's counts. @lock, taken with interrupts off (and raw: the
+ * map takes it with preemption disabled), keeps the CPU's map apart from
+ * a report or reset on another CPU.
+ */
+struct ioband_open_batch {
+	raw_spinlock_t lock;
+	struct ioband_group *group;	/* NULL: nothing counted yet */
+	unsigned long generation;
+	u64 id;
+	u64 serial;
 	u64 ios[IOBAND_NR_DIRS];
 	u64 sectors[IOBAND_NR_DIRS];
 };
@@ -236,7 +267,8 @@ struct ioband_c {
 	struct list_head domain_node;	/* in domain->targets */
 	struct ioband_group_set groups;
 	u64 stats_start_ns;		/* counters started or were reset */
-	struct ioband_open_stats __percpu *default_open_stats;
+	struct ioband_open_counts default_open_counts;
+	struct ioband_open_batch __percpu *open_batch;
 	/* See IOBAND_OPEN_BIO; read under domain->lock by the stats. */
 	atomic64_t __percpu *open_in_flight;
 
@@ -256,9 +288,13 @@ struct ioband_c {
 struct ioband_group_entry {
 	struct ioband_group group;
 	struct rhash_head node;
-	struct ioband_open_stats __percpu *open_stats;
+	struct ioband_open_counts open_counts;
+	u64 serial;			/* see struct ioband_open_batch */
 	struct rcu_head rcu;
 };
+
+/* The last serial number given to a group entry. */
+static atomic64_t ioband_entry_serial = ATOMIC64_INIT(0);
 
 /* A u64 compared as such, not through an out-of-line memcmp(). */
 static int ioband_group_index_cmp(struct rhashtable_compare_arg *arg,
@@ -692,11 +728,7 @@ static struct ioband_group_entry *ioband_alloc_entry(u64 id)
 
 	if (!entry)
 		return NULL;
-	entry->open_stats = alloc_percpu(struct ioband_open_stats);
-	if (!entry->open_stats) {
-		kfree(entry);
-		return NULL;
-	}
+	entry->serial = atomic64_inc_return(&ioband_entry_serial);
 	entry->group.id = id;
 	return entry;
 }
@@ -704,7 +736,6 @@ static struct ioband_group_entry *ioband_alloc_entry(u64 id)
 /* Frees an entry that no lookup can have found. */
 static void ioband_free_entry(struct ioband_group_entry *entry)
 {
-	free_percpu(entry->open_stats);
 	kfree(entry);
 }
 
@@ -722,37 +753,133 @@ static void ioband_free_group_rcu(struct ioband_group *group)
 	call_rcu(&ioband_entry_of(group)->rcu, ioband_free_entry_rcu);
 }
 
-static struct ioband_open_stats __percpu *
-ioband_open_stats_of(struct ioband_c *ic, struct ioband_group *group)
+static struct ioband_open_counts *
+ioband_open_counts_of(struct ioband_c *ic, struct ioband_group *group)
 {
 	if (group == &ic->groups.default_group)
-		return ic->default_open_stats;
-	return ioband_entry_of(group)->open_stats;
+		return &ic->default_open_counts;
+	return &ioband_entry_of(group)->open_counts;
+}
+
+/*
+ * The group that @batch counted for, or NULL when it is detached (its
+ * counts go with it). @generation is the target's groups_generation, read
+ * under groups_lock, or in the same RCU read-side section (preemption
+ * disabled) as this, before the group of the bio being counted was looked
+ * up: a group that @batch->generation still names was not let go before
+ * that section began.
+ */
+static struct ioband_group *
+ioband_open_batch_group(struct ioband_c *ic,
+			const struct ioband_open_batch *batch,
+			unsigned long generation)
+{
+	struct ioband_group *group = batch->group;
+
+	if (group == &ic->groups.default_group ||
+	    batch->generation == generation)
+		return group;
+	group = ioband_find_group(ic, batch->id);
+	if (group && ioband_entry_of(group)->serial == batch->serial)
+		return group;
+	return NULL;
+}
+
+/* Under @batch's lock: its counts go to their group's, and it is empty. */
+static void __ioband_fold_open_batch(struct ioband_c *ic,
+				     struct ioband_open_batch *batch,
+				     unsigned long generation)
+{
+	struct ioband_open_counts *counts;
+	struct ioband_group *group;
+	int dir;
+
+	if (!batch->ios[IOBAND_READ] && !batch->ios[IOBAND_WRITE])
+		return;
+	group = ioband_open_batch_group(ic, batch, generation);
+	counts = group ? ioband_open_counts_of(ic, group) : NULL;
+	for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
+		if (counts && batch->ios[dir]) {
+			atomic64_add(batch->ios[dir], &counts->ios[dir]);
+			atomic64_add(batch->sectors[dir],
+				     &counts->sectors[dir]);
+		}
+		batch->ios[dir] = 0;
+		batch->sectors[dir] = 0;
+	}
+}
+
+/*
+ * Every CPU's batch of @ic into its group's counters, before a report or a
+ * reset reads or clears them: O(CPUs), each CPU's in its own short section
+ * with interrupts off, none under domain->lock. Under groups_lock, which
+ * keeps groups_generation. A bio counted on another CPU meanwhile may be
+ * in the report or not.
+ */
+static void ioband_fold_open_batches(struct ioband_c *ic)
+{
+	struct ioband_open_batch *batch;
+	unsigned long flags;
+	int cpu;
+
+	lockdep_assert_held(&ic->groups_lock);
+	for_each_possible_cpu(cpu) {
+		batch = per_cpu_ptr(ic->open_batch, cpu);
+		raw_spin_lock_irqsave(&batch->lock, flags);
+		__ioband_fold_open_batch(ic, batch, ic->groups_generation);
+		raw_spin_unlock_irqrestore(&batch->lock, flags);
+	}
+}
+
+/*
+ * A bio of @group, found after @generation was read, in the same RCU
+ * read-side section, went down past the scheduler: counted in this CPU's
+ * batch. Interrupts off for the batch's lock, so that a bio mapped from an
+ * interrupt on this CPU cannot come between the batch's updates.
+ */
+static __always_inline void ioband_count_open(struct ioband_c *ic,
+					      struct ioband_group *group,
+					      unsigned long generation,
+					      int dir, u32 sectors)
+{
+	struct ioband_open_batch *batch = this_cpu_ptr(ic->open_batch);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&batch->lock, flags);
+	if (batch->group != group || batch->generation != generation) {
+		__ioband_fold_open_batch(ic, batch, generation);
+		batch->group = group;
+		batch->generation = generation;
+		if (group != &ic->groups.default_group) {
+			batch->id = group->id;
+			batch->serial = ioband_entry_of(group)->serial;
+		}
+	}
+	batch->ios[dir]++;
+	batch->sectors[dir] += sectors;
+	raw_spin_unlock_irqrestore(&batch->lock, flags);
 }
 
 /*
  * @group's counters into @st, with what its bios that went down past the
- * scheduler added; returns how many those were, of which service_ns has
- * no time. A 32-bit kernel may read a per-CPU counter halfway through an
- * update: it only reports it.
+ * scheduler added (ioband_fold_open_batches() first); returns how many
+ * those were, of which service_ns has no time. O(1): a report's walk
+ * reads no per-CPU memory with interrupts off.
  */
 static u64 ioband_read_stats(struct ioband_c *ic, struct ioband_group *group,
 			     struct ioband_group_stats *st)
 {
-	struct ioband_open_stats __percpu *open_stats =
-		ioband_open_stats_of(ic, group);
-	const struct ioband_open_stats *os;
-	u64 open_ios = 0;
-	int cpu, dir;
+	const struct ioband_open_counts *counts =
+		ioband_open_counts_of(ic, group);
+	u64 open_ios = 0, ios;
+	int dir;
 
 	*st = group->stats;
-	for_each_possible_cpu(cpu) {
-		os = per_cpu_ptr(open_stats, cpu);
-		for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
-			st->ios[dir] += os->ios[dir];
-			st->sectors[dir] += os->sectors[dir];
-			open_ios += os->ios[dir];
-		}
+	for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
+		ios = atomic64_read(&counts->ios[dir]);
+		st->ios[dir] += ios;
+		st->sectors[dir] += atomic64_read(&counts->sectors[dir]);
+		open_ios += ios;
 	}
 	return open_ios;
 }
@@ -1602,7 +1729,7 @@ static void ioband_dtr(struct dm_target *ti)
 		ioband_put_domain(domain);
 	}
 	mutex_destroy(&ic->groups_lock);
-	free_percpu(ic->default_open_stats);
+	free_percpu(ic->open_batch);
 	free_percpu(ic->open_in_flight);
 	free_percpu(ic->class_cache);
 	free_percpu(ic->route_stats);
@@ -1689,7 +1816,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	struct ioband_table table;
 	struct ioband_c *ic;
 	const char *error;
-	int ret;
+	int cpu, ret;
 
 	error = ioband_parse_table(&table, argc, argv, detail, sizeof(detail));
 	if (error) {
@@ -1712,12 +1839,14 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	INIT_LIST_HEAD(&ic->domain_node);
 	ic->md = dm_table_get_md(ti->table);
 	ic->disk = dm_disk(ic->md);
-	ic->default_open_stats = alloc_percpu(struct ioband_open_stats);
-	if (!ic->default_open_stats) {
-		ti->error = "Cannot allocate the default group";
+	ic->open_batch = alloc_percpu(struct ioband_open_batch);
+	if (!ic->open_batch) {
+		ti->error = "Cannot allocate the open window's batches";
 		ret = -ENOMEM;
 		goto bad;
 	}
+	for_each_possible_cpu(cpu)
+		raw_spin_lock_init(&per_cpu_ptr(ic->open_batch, cpu)->lock);
 	ic->open_in_flight = alloc_percpu(atomic64_t);
 	if (!ic->open_in_flight) {
 		ti->error = "Cannot allocate the open window's counters";
@@ -1808,8 +1937,9 @@ bad:
 
 /*
  * The open window's path (ioband-design.rst section 14): while the scheduler
- * lets every bio through, @bio goes down with no lock taken, counted per
- * CPU for its group and in this CPU's open_in_flight, and untimed; its
+ * lets every bio through, @bio goes down with no shared lock taken, counted
+ * in this CPU's batch for its group and in this CPU's open_in_flight, and
+ * untimed; its
  * completion uncounts it and checks that it was inline
  * (ioband_end_open()). False, with nothing done, when it must go through
  * the scheduler: also when this CPU has IOBAND_OPEN_MAX_SECTORS below so.
@@ -1818,8 +1948,8 @@ static bool ioband_map_open(struct dm_target *ti, struct bio *bio,
 			    struct ioband_bio *ib, int dir)
 {
 	struct ioband_c *ic = ti->private;
-	struct ioband_open_stats __percpu *open_stats;
 	u32 sectors = bio_sectors(bio);
+	unsigned long generation;
 	atomic64_t *open;
 
 	/* A change that this misses lets one bio through. */
@@ -1844,10 +1974,10 @@ static bool ioband_map_open(struct dm_target *ti, struct bio *bio,
 	ib->open_cpu = smp_processor_id();
 	ib->item.sectors = sectors;
 	ib->dispatcher = current;
-	open_stats = ioband_open_stats_of(ic,
-			ioband_classify(ic, ioband_bio_owner(ti, bio)));
-	__this_cpu_inc(open_stats->ios[dir]);
-	__this_cpu_add(open_stats->sectors[dir], sectors);
+	/* Before the lookup: see struct ioband_open_batch. */
+	generation = smp_load_acquire(&ic->groups_generation);
+	ioband_count_open(ic, ioband_classify(ic, ioband_bio_owner(ti, bio)),
+			  generation, dir, sectors);
 	rcu_read_unlock_sched();
 	return true;
 }
@@ -2090,6 +2220,7 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 		DMEMIT("%s", domain->id);
 		ew.walk.visit = ioband_emit_status_group;
 		ew.sz = sz;
+		ioband_fold_open_batches(ic);
 		ioband_walk_groups(ic, &ew.walk);
 		break;
 
@@ -2284,6 +2415,7 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 	       routes.associated);
 	spin_unlock_irqrestore(&ic->domain->lock, flags);
 	ew.sz = sz;
+	ioband_fold_open_batches(ic);
 	ioband_walk_groups(ic, &ew.walk);
 	mutex_unlock(&ic->groups_lock);
 }
@@ -2295,15 +2427,16 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 static void ioband_reset_group(struct ioband_walk *walk,
 			       struct ioband_group *group, bool is_default)
 {
-	struct ioband_open_stats __percpu *open_stats =
-		ioband_open_stats_of(walk->ic, group);
+	struct ioband_open_counts *counts =
+		ioband_open_counts_of(walk->ic, group);
 	struct ioband_group_stats zero = { 0 };
-	int cpu;
+	int dir;
 
 	group->stats = zero;
-	for_each_possible_cpu(cpu)
-		memset(per_cpu_ptr(open_stats, cpu), 0,
-		       sizeof(struct ioband_open_stats));
+	for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
+		atomic64_set(&counts->ios[dir], 0);
+		atomic64_set(&counts->sectors[dir], 0);
+	}
 }
 
 static void ioband_reset_stats(struct ioband_c *ic)
@@ -2316,6 +2449,8 @@ static void ioband_reset_stats(struct ioband_c *ic)
 	int cpu;
 
 	mutex_lock(&ic->groups_lock);
+	/* Counted before the reset, so that it clears them. */
+	ioband_fold_open_batches(ic);
 	ioband_walk_groups(ic, &walk);
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(ic->route_stats, cpu), 0,
