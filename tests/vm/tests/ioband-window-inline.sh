@@ -8,7 +8,7 @@
 # window_inline=0, and under the capped one's backlog bios wait behind
 # the window, where the weights act. While the window is open, bios go
 # down past the scheduler, so it measures no periods and times no bio
-# (open_ios counts them); their counters (per CPU) still add up to what
+# (open_ios counts them); their counts (batched per CPU) still add up to what
 # the null_blk read through ioband.
 # (irqmode=1 would not do: with its poll queue this null_blk has two
 # hardware queues, and blk-mq completes such a request in the submitting
