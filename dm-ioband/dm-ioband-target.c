@@ -267,6 +267,7 @@ struct ioband_c {
 	struct list_head domain_node;	/* in domain->targets */
 	struct ioband_group_set groups;
 	u64 stats_start_ns;		/* counters started or were reset */
+	/* Not under domain->lock: atomic, and each batch under its own. */
 	struct ioband_open_counts default_open_counts;
 	struct ioband_open_batch __percpu *open_batch;
 	/* See IOBAND_OPEN_BIO; read under domain->lock by the stats. */
