@@ -35,7 +35,7 @@
 
 : "${BENCH_FLIP_HOLD:=4}"     # s at 1:4 once both groups read, before the change
 : "${BENCH_FLIP_AFTER:=5}"    # s sampled after it
-: "${BENCH_FLIP_PERIOD:=0.1}" # s between samples
+: "${BENCH_FLIP_PERIOD:=0.05}" # s asked between samples (the reads and the sleep add 10-20 ms)
 : "${BENCH_FLIP_VARIANTS:=ioband-message ioband-ioweight iocost bfq throttle}"
 BENCH_CGP=flip/g # one parent: follow's --weights-from cgroup:flip
 FLIP_A=50 FLIP_B=200 FLIP_A_NEW=800
@@ -55,7 +55,7 @@ JOB_b=$JOB_a
 bench_config flip
 
 # flip_rbytes GRP: FLIP_RB = the group's bytes read at the null_blk, with
-# the shell's builtins only (a sample every 0.1 s must not load the
+# the shell's builtins only (twenty samples a second must not load the
 # emulated CPUs that the guest's IO runs on).
 flip_rbytes() {
 	FLIP_RB=0
