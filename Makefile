@@ -14,8 +14,12 @@
 #   make bench      dm-ioband against BFQ, blk-iocost, blk-throttle and plain
 #                   dm-linear, in a guest, on 6.1 and 6.12: bench/results/<kernel>/
 #                   bench.md|csv, plots/, samples/, and bench/results/RESULTS.md
-#                   (3 boots a kernel, about 3 hours in all)
+#                   (3 boots a kernel, about 3 hours in all), then bench-flip
 #   make bench-fairness   the same (an alias, kept from before the peers)
+#   make bench-flip how fast a change of weight takes effect, ioband (message,
+#                   io.weight under follow) against iocost, BFQ, io.max, on
+#                   6.1 and 6.12, 3 boots each: bench/results/weight-flip.md
+#                   (about 3 minutes a boot; takes the guest lock itself)
 #   make bench-attribution  seed004 and bw2 with the module built with dm's
 #                   layout from source, from BTF and with none, on 6.1, 6.12
 #                   and newest: bench/results/attribution/ (about an hour)
@@ -87,6 +91,13 @@ fuzz: deps
 bench: deps
 	scripts/fetch-kernels
 	bench/run-fairness --kernel both
+	$(MAKE) -C tools
+	bench/run-flip --kernel both
+
+bench-flip: deps
+	scripts/fetch-kernels
+	$(MAKE) -C tools
+	bench/run-flip --kernel both
 
 bench-fairness: bench
 
@@ -111,7 +122,7 @@ clean:
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit/core clean
 
-.PHONY: all module tools deps kernels check check-full check-debug demo soak fuzz bench bench-fairness bench-attribution bench-overhead clean
+.PHONY: all module tools deps kernels check check-full check-debug demo soak fuzz bench bench-fairness bench-flip bench-attribution bench-overhead clean
 
 # ---- install, uninstall, deb ----
 
