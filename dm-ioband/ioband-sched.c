@@ -1993,6 +1993,27 @@ static void ioband_time_update_costs(struct ioband_time_model *m)
 }
 
 /*
+ * @c forgets 2^-IOBAND_TIME_FORGET_SHIFT of its items, rounded up so that
+ * a class seen no more ends at 0, and the same part of its sectors, so
+ * that its mean size stays what it was. Each rounded up on its own, the
+ * few items of a class of large bios fell faster than its sectors: a
+ * 256 KiB writer's bios were taken for 272 KiB ones, and priced 6% low.
+ */
+static void ioband_time_forget(struct ioband_time_class *c)
+{
+	u64 forget;
+
+	if (!c->items) {
+		c->sectors = 0;
+		return;
+	}
+	forget = (c->items + (1ULL << IOBAND_TIME_FORGET_SHIFT) - 1) >>
+		 IOBAND_TIME_FORGET_SHIFT;
+	c->sectors -= ioband_mul_div(c->sectors, forget, c->items);
+	c->items -= forget;
+}
+
+/*
  * A period of @elapsed ns ends at @now: least latencies not lowered for
  * IOBAND_TIME_LEAST_NS are renewed from the period's, the counts forget
  * 2^-IOBAND_TIME_FORGET_SHIFT, and the model is fitted again. If a
@@ -2013,11 +2034,7 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 				c->least_ns = c->period_least_ns;
 				c->least_at_ns = now;
 			}
-			/* rounded up, so that a class seen no more ends at 0 */
-			c->items -= (c->items + (1ULL << IOBAND_TIME_FORGET_SHIFT) - 1) >>
-				    IOBAND_TIME_FORGET_SHIFT;
-			c->sectors -= (c->sectors + (1ULL << IOBAND_TIME_FORGET_SHIFT) - 1) >>
-				      IOBAND_TIME_FORGET_SHIFT;
+			ioband_time_forget(c);
 			c->items += c->period_items;
 			c->sectors += c->period_sectors;
 			c->period_least_ns = 0;
