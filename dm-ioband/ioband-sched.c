@@ -459,7 +459,7 @@ static u64 ioband_time_cost(const struct ioband_time_model *m,
 
 	if (item->flags & IOBAND_ITEM_SIZED)
 		return (u64)item->sectors << IOBAND_TIME_TOKEN_SHIFT;
-	/* io_cost <= 2^32, sector_cost <= 2^20, sectors < 2^32 */
+	/* io_cost <= 2^32, sector_cost <= 2^26, sectors < 2^32 */
 	cost = m->io_cost[dir] + m->sector_cost[dir] * item->sectors;
 	return (cost + (1ULL << (shift - 1))) >> shift;
 }
@@ -1987,8 +1987,10 @@ static void ioband_time_update_costs(struct ioband_time_model *m)
 		m->sector_cost[dir] = ioband_mul_div(m->sector_ns[dir],
 						     1ULL << IOBAND_TIME_SHIFT,
 						     m->unit_ns);
-		if (m->sector_cost[dir] > 16ULL << IOBAND_TIME_SHIFT)
-			m->sector_cost[dir] = 16ULL << IOBAND_TIME_SHIFT;
+		if (m->sector_cost[dir] >
+		    (u64)IOBAND_TIME_MAX_SECTOR_COST << IOBAND_TIME_SHIFT)
+			m->sector_cost[dir] =
+				(u64)IOBAND_TIME_MAX_SECTOR_COST << IOBAND_TIME_SHIFT;
 	}
 }
 

@@ -160,13 +160,18 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * times, so measured, fill less than 1/IOBAND_TIME_RATE_LIMITED of the
  * time while it holds a backlog of ours is limited by something else
  * than its service (a cap on bytes per second): its bios cost their
- * sectors until the service times fill the time again.
+ * sectors until the service times fill the time again. A bio costs at
+ * most IOBAND_TIME_MAX_IO_COST, and a sector of it at most
+ * IOBAND_TIME_MAX_SECTOR_COST, sector-equivalents: a disk's 4 KiB random
+ * read, priced through the origin as its only size, costs 72 a sector
+ * beside as many 1 MiB sequential writes.
  */
 #define IOBAND_TIME_PERIOD_NS		(50ULL * 1000 * 1000)
 #define IOBAND_TIME_LEAST_NS		(1ULL * 1000 * 1000 * 1000)
 #define IOBAND_TIME_FORGET_SHIFT	4
 #define IOBAND_TIME_SHIFT		16
 #define IOBAND_TIME_MAX_IO_COST		65536
+#define IOBAND_TIME_MAX_SECTOR_COST	1024
 #define IOBAND_TIME_RATE_LIMITED	2
 /*
  * weight-time's tokens are 1/16 of a sector-equivalent: rounded to whole
