@@ -1176,6 +1176,7 @@ void ioband_sched_init(struct ioband_sched *sched,
 
 	*sched = empty;
 	sched->window.sectors = IOBAND_WINDOW_MIN_SECTORS;
+	sched->window.items = IOBAND_WINDOW_MIN_ITEMS;
 	sched->window.writeback_hold_sectors = IOBAND_WRITEBACK_HOLD_MIN_SECTORS;
 	/* Before any period, weight-time charges as weight-iosize. */
 	sched->time_model.sector_cost[IOBAND_READ] = 1ULL << IOBAND_TIME_SHIFT;
@@ -2016,7 +2017,8 @@ static void ioband_time_forget(struct ioband_time_class *c)
 }
 
 /*
- * A period of @elapsed ns ends at @now: least latencies not lowered for
+ * A period of @elapsed ns ends at @now: the channels its completions kept
+ * busy are counted, least latencies not lowered for
  * IOBAND_TIME_LEAST_NS are renewed from the period's, the counts forget
  * 2^-IOBAND_TIME_FORGET_SHIFT, and the model is fitted again. If a
  * backlog of ours was held through the period, the service times the
@@ -2025,8 +2027,13 @@ static void ioband_time_forget(struct ioband_time_class *c)
 static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 				   u64 elapsed)
 {
+	u64 busy_ns = m->period_service_ns < m->period_lat_ns ?
+		      m->period_service_ns : m->period_lat_ns;
 	struct ioband_time_class *c;
 	u32 dir, i;
+
+	m->period_busy[m->busy_index] = ioband_mul_div(busy_ns, 256, elapsed);
+	m->busy_index = (m->busy_index + 1) % IOBAND_WINDOW_RATE_PERIODS;
 
 	for (dir = 0; dir < IOBAND_NR_DIRS; dir++)
 		for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
@@ -2053,6 +2060,28 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 	}
 	m->periods++;
 	ioband_time_update_costs(m);
+}
+
+/*
+ * Section 14: the window in items under weight-time, from the channels
+ * the latest periods kept busy, the latest period's included.
+ */
+static u32 ioband_time_window_items(const struct ioband_time_model *m)
+{
+	u64 busy = 0, items;
+	u32 i;
+
+	for (i = 0; i < IOBAND_WINDOW_RATE_PERIODS; i++)
+		if (m->period_busy[i] > busy)
+			busy = m->period_busy[i];
+	if (!(m->periods % IOBAND_WINDOW_PROBE_PERIODS)) {
+		items = busy >> 8;
+		return items ? items : 1;
+	}
+	items = (busy * IOBAND_WINDOW_GAIN + 255) >> 8;
+	if (items < IOBAND_WINDOW_MIN_ITEMS)
+		return IOBAND_WINDOW_MIN_ITEMS;
+	return items < IOBAND_MAX_IO_LIMIT ? items : IOBAND_MAX_IO_LIMIT;
 }
 
 /* @item completed at @now after @lat_ns below us. */
@@ -2087,12 +2116,15 @@ static void ioband_time_complete(struct ioband_sched *sched,
 		c->period_sectors += item->sectors;
 		m->period_service_ns += ioband_time_service_ns(m, dir,
 							       item->sectors);
+		m->period_lat_ns += lat_ns;
 	}
 	if (now - m->period_start_ns < IOBAND_TIME_PERIOD_NS)
 		return;
 	ioband_time_end_period(m, now, now - m->period_start_ns);
+	sched->window.items = ioband_time_window_items(m);
 	m->period_idle = false;
 	m->period_service_ns = 0;
+	m->period_lat_ns = 0;
 	m->period_start_ns = now;
 }
 
