@@ -2074,7 +2074,10 @@ static u32 ioband_time_window_items(const struct ioband_time_model *m)
 	for (i = 0; i < IOBAND_WINDOW_RATE_PERIODS; i++)
 		if (m->period_busy[i] > busy)
 			busy = m->period_busy[i];
-	if (!(m->periods % IOBAND_WINDOW_PROBE_PERIODS)) {
+	if (busy > (u64)IOBAND_MAX_IO_LIMIT << 8)
+		busy = (u64)IOBAND_MAX_IO_LIMIT << 8;
+	/* u32: no 64-bit division on a 32-bit kernel */
+	if (!((u32)m->periods % IOBAND_WINDOW_PROBE_PERIODS)) {
 		items = busy >> 8;
 		return items ? items : 1;
 	}
