@@ -1893,11 +1893,13 @@ static u64 ioband_time_service_ns(const struct ioband_time_model *m,
 }
 
 /*
- * Fits @dir's service time to its size classes' least latencies against
- * their mean sizes, by least squares, each class one point: every size
- * the device was recently given counts, however rare. With one point, or
- * all of one size, the line goes through the origin: it prices that
- * size right, which is all the device was asked for. A line with a
+ * Fits @dir's service time to its size classes' least latencies, each
+ * against the size of the bio that set it (a class spans twice its
+ * smallest size, and its least is its smallest bios'), by least
+ * squares, each class one point: every size the device was recently
+ * given counts, however rare. With one point, or all of one size, the
+ * line goes through the origin: it prices that size right, which is
+ * all the device was asked for. A line with a
  * negative slope or intercept is replaced by the best flat one or the
  * best one through the origin.
  */
@@ -1914,7 +1916,7 @@ static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
 		c = &m->classes[dir][i];
 		if (!c->least_ns || !c->items)
 			continue;
-		size = ioband_div64(c->sectors, c->items);
+		size = c->least_sectors;
 		if (size > IOBAND_MAX_ITEM_COST)
 			size = IOBAND_MAX_ITEM_COST;
 		/* 12 points, size <= 2^20, least < 2^30: sums < 2^54 */
@@ -2041,6 +2043,7 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 			if (c->period_least_ns &&
 			    now - c->least_at_ns > IOBAND_TIME_LEAST_NS) {
 				c->least_ns = c->period_least_ns;
+				c->least_sectors = c->period_least_sectors;
 				c->least_at_ns = now;
 			}
 			ioband_time_forget(c);
@@ -2109,10 +2112,13 @@ static void ioband_time_complete(struct ioband_sched *sched,
 			lat_ns = IOBAND_NS_PER_SEC - 1;
 		if (!lat_ns)
 			lat_ns = 1;
-		if (!c->period_least_ns || lat_ns < c->period_least_ns)
+		if (!c->period_least_ns || lat_ns < c->period_least_ns) {
 			c->period_least_ns = lat_ns;
+			c->period_least_sectors = item->sectors;
+		}
 		if (!c->least_ns || lat_ns <= c->least_ns) {
 			c->least_ns = lat_ns;
+			c->least_sectors = item->sectors;
 			c->least_at_ns = now;
 		}
 		c->period_items++;

@@ -428,6 +428,8 @@ struct ioband_time_class {
 	u64 least_ns;		/* least latency, 0: none measured yet */
 	u64 least_at_ns;	/* when least_ns was last lowered or renewed */
 	u64 period_least_ns;	/* in the current period, 0: none */
+	u64 least_sectors;	/* the size of the bio that set least_ns */
+	u64 period_least_sectors;	/* of period_least_ns */
 	u64 period_items;
 	u64 period_sectors;
 	/* Items and sectors completed, each period's 2^-4 less after it. */
