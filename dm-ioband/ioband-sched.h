@@ -80,6 +80,17 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 #define IOBAND_WINDOW_MIN_LAT_NS	(10ULL * 1000 * 1000 * 1000)
 #define IOBAND_WINDOW_SIZE_CLASSES	12
 /*
+ * Under weight-time the window counts items (section 14): twice the
+ * channels the model's service times kept busy at best over the latest
+ * IOBAND_WINDOW_RATE_PERIODS of its periods, and at least
+ * IOBAND_WINDOW_MIN_ITEMS; one of its periods in
+ * IOBAND_WINDOW_PROBE_PERIODS, no more than those channels, so that
+ * bios find a channel free and the model's least latencies stay
+ * service times.
+ */
+#define IOBAND_WINDOW_MIN_ITEMS		2
+#define IOBAND_WINDOW_PROBE_PERIODS	8
+/*
  * While the device completes inline (section 14), what may be in flight
  * below us: 4 MiB, or the window if it is larger. Never reached by a
  * device that completes inline; it bounds what one that stops doing so
@@ -160,13 +171,18 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * times, so measured, fill less than 1/IOBAND_TIME_RATE_LIMITED of the
  * time while it holds a backlog of ours is limited by something else
  * than its service (a cap on bytes per second): its bios cost their
- * sectors until the service times fill the time again.
+ * sectors until the service times fill the time again. A bio costs at
+ * most IOBAND_TIME_MAX_IO_COST, and a sector of it at most
+ * IOBAND_TIME_MAX_SECTOR_COST, sector-equivalents: a disk's 4 KiB random
+ * read, priced through the origin as its only size, costs 72 a sector
+ * beside as many 1 MiB sequential writes.
  */
 #define IOBAND_TIME_PERIOD_NS		(50ULL * 1000 * 1000)
 #define IOBAND_TIME_LEAST_NS		(1ULL * 1000 * 1000 * 1000)
 #define IOBAND_TIME_FORGET_SHIFT	4
 #define IOBAND_TIME_SHIFT		16
 #define IOBAND_TIME_MAX_IO_COST		65536
+#define IOBAND_TIME_MAX_SECTOR_COST	1024
 #define IOBAND_TIME_RATE_LIMITED	2
 /*
  * weight-time's tokens are 1/16 of a sector-equivalent: rounded to whole
@@ -371,6 +387,7 @@ struct ioband_window_class {
 struct ioband_window {
 	u64 sectors;		/* the window: in flight below us at most */
 	u64 in_flight_sectors;
+	u32 items;		/* under weight-time, the window in items */
 	u64 rate;		/* sectors per second */
 	u64 min_lat_ns;		/* 0: none measured yet */
 	u64 period_start_ns;
@@ -411,6 +428,8 @@ struct ioband_time_class {
 	u64 least_ns;		/* least latency, 0: none measured yet */
 	u64 least_at_ns;	/* when least_ns was last lowered or renewed */
 	u64 period_least_ns;	/* in the current period, 0: none */
+	u64 least_sectors;	/* the size of the bio that set least_ns */
+	u64 period_least_sectors;	/* of period_least_ns */
 	u64 period_items;
 	u64 period_sectors;
 	/* Items and sectors completed, each period's 2^-4 less after it. */
@@ -427,6 +446,14 @@ struct ioband_time_model {
 	struct ioband_time_class classes[IOBAND_NR_DIRS][IOBAND_WINDOW_SIZE_CLASSES];
 	u64 period_start_ns;
 	u64 period_service_ns;	/* the model's service of its completions */
+	u64 period_lat_ns;	/* and their latencies */
+	/*
+	 * Channels kept busy (x 256) in each of the latest periods: the
+	 * model's service of the period's completions over its length, and
+	 * no more than their latencies say (Little's law).
+	 */
+	u64 period_busy[IOBAND_WINDOW_RATE_PERIODS];
+	u32 busy_index;
 	bool period_idle;	/* a completion found nothing held */
 	/* Service time, by direction: io_ns + sector_ns x sectors >> 16. */
 	u64 io_ns[IOBAND_NR_DIRS];
@@ -635,7 +662,8 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 /*
  * Room below: the window and io_limit both allow one more item, overdue
  * items not counted (section 14a). A device that completes inline has no
- * window but IOBAND_INLINE_MAX_SECTORS.
+ * window but IOBAND_INLINE_MAX_SECTORS; under weight-time the window
+ * counts items.
  */
 static inline bool ioband_sched_room(const struct ioband_sched *sched)
 {
@@ -648,6 +676,8 @@ static inline bool ioband_sched_room(const struct ioband_sched *sched)
 		return false;
 	if (w->completes_inline && w->sectors < IOBAND_INLINE_MAX_SECTORS)
 		return w->in_flight_sectors < IOBAND_INLINE_MAX_SECTORS;
+	if (sched->params.policy == IOBAND_POLICY_WEIGHT_TIME)
+		return in_flight < w->items;
 	return w->in_flight_sectors < w->sectors;
 }
 

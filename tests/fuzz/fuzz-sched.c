@@ -212,6 +212,8 @@ static bool model_room_at(const struct model *m, u64 now)
 	if (s->window.completes_inline &&
 	    s->window.sectors < IOBAND_INLINE_MAX_SECTORS)
 		return sectors < IOBAND_INLINE_MAX_SECTORS;
+	if (s->params.policy == IOBAND_POLICY_WEIGHT_TIME)
+		return in_flight < s->window.items;
 	return sectors < s->window.sectors;
 }
 
@@ -318,6 +320,7 @@ static void check_invariants(struct model *m)
 	CHECK(listed + overdue == m->in_flight && sectors == counted_sectors);
 	CHECK(s->window.sectors >= IOBAND_WINDOW_MIN_SECTORS &&
 	      s->window.sectors <= IOBAND_WINDOW_MAX_SECTORS);
+	CHECK(s->window.items >= 1 && s->window.items <= IOBAND_MAX_IO_LIMIT);
 
 	check_tree(m, &s->ptree, PTREE, in_p);
 	check_tree(m, &s->rtree, RTREE, in_r);

@@ -610,8 +610,9 @@ static void cap_reset(struct sim *s)
 /*
  * Section 14: an item (not urgent, not in passthrough) goes down only
  * with room below: nothing in flight, or fewer sectors in flight than
- * the window, and fewer items than io_limit when that is set. So the
- * window is exceeded only by the item that went down last.
+ * the window (under weight-time fewer items), and fewer items than
+ * io_limit when that is set. So the window is exceeded only by the item
+ * that went down last.
  */
 static void window_check(struct sim *s, const struct sim_item *item)
 {
@@ -621,9 +622,18 @@ static void window_check(struct sim *s, const struct sim_item *item)
 
 	if (s->sched.io_limit && before >= s->sched.io_limit)
 		violation(s, SIM_OVER_LIMIT, "in flight above io_limit");
-	if (before && before_sectors >= w->sectors)
+	if (s->sched.params.policy == IOBAND_POLICY_WEIGHT_TIME &&
+	    !w->completes_inline) {
+		if (before - s->sched.nr_overdue >= w->items)
+			violation(s, SIM_OVER_WINDOW,
+				  "dispatched with the window of items full");
+		if (w->items < 1 || w->items > IOBAND_MAX_IO_LIMIT)
+			violation(s, SIM_OVER_WINDOW,
+				  "window of items outside [1, 65536]");
+	} else if (before && before_sectors >= w->sectors) {
 		violation(s, SIM_OVER_WINDOW,
 			  "dispatched with the window full");
+	}
 	if (w->sectors < IOBAND_WINDOW_MIN_SECTORS ||
 	    w->sectors > IOBAND_WINDOW_MAX_SECTORS)
 		violation(s, SIM_OVER_WINDOW,
@@ -659,6 +669,8 @@ static void dispatched(struct sim *s, struct sim_item *item,
 		s->res->max_in_flight_sectors = s->in_flight_sectors;
 	if (s->sched.window.sectors > s->res->window_max)
 		s->res->window_max = s->sched.window.sectors;
+	if (s->sched.window.items > s->res->window_items_max)
+		s->res->window_items_max = s->sched.window.items;
 	if (!s->sched.passthrough && !urgent)
 		window_check(s, item);
 	if (reserved)
@@ -1404,6 +1416,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	res->stats = s.sched.stats;
 	res->time_model = s.sched.time_model;
 	res->window_sectors = s.sched.window.sectors;
+	res->window_items = s.sched.window.items;
 
 	while (s.chunks) {
 		struct item_chunk *c = s.chunks;
@@ -1640,6 +1653,10 @@ void sim_print(FILE *out, const struct sim_cfg *cfg,
 		(unsigned long long)res->stats.window_full,
 		(unsigned long long)res->stats.idle_waits,
 		(unsigned long long)res->stats.urgent);
+	if (cfg->params.policy == IOBAND_POLICY_WEIGHT_TIME)
+		fprintf(out, "weight-time's window (in items) %llu at the end, %llu at most\n",
+			(unsigned long long)res->window_items,
+			(unsigned long long)res->window_items_max);
 	fprintf(out, "%-12s %6s %-18s %9s %11s %7s %7s %7s %7s %6s %4s %7s %6s %10s %10s %9s %9s %9s %6s\n",
 		"group", "weight", "pattern", "ios", "sectors", "io%",
 		"sect%", "token%", "expect%", "ratio", "bklg", "urgent",

@@ -213,6 +213,8 @@ struct sim_result {
 	/* The window at the end and its largest size, in sectors. */
 	u64 window_sectors;
 	u64 window_max;
+	u64 window_items;	/* the window of weight-time (section 14) */
+	u64 window_items_max;
 	struct ioband_sched_stats stats;	/* the core's, at the end */
 	struct ioband_time_model time_model;	/* the core's, at the end */
 	u64 violations[SIM_NR_VIOLATIONS];	/* all must stay 0 */
