@@ -1663,6 +1663,18 @@ u64 ioband_sched_next_event_ns(const struct ioband_sched *sched)
 
 /* ---- The window (section 14) ---- */
 
+/* The best of the latest IOBAND_WINDOW_RATE_PERIODS periods' figures. */
+static u64 ioband_best_of_periods(const u64 *periods)
+{
+	u64 best = 0;
+	u32 i;
+
+	for (i = 0; i < IOBAND_WINDOW_RATE_PERIODS; i++)
+		if (periods[i] > best)
+			best = periods[i];
+	return best;
+}
+
 /*
  * The window that keeps the device busy: IOBAND_WINDOW_GAIN times what
  * the best recent rate delivers within the least latency, in sectors,
@@ -1709,10 +1721,7 @@ static void ioband_window_end_period(struct ioband_window *w, u64 now)
 				    elapsed);
 	w->period_rates[w->period_index] = rate;
 	w->period_index = (w->period_index + 1) % IOBAND_WINDOW_RATE_PERIODS;
-	w->rate = 0;
-	for (i = 0; i < IOBAND_WINDOW_RATE_PERIODS; i++)
-		if (w->period_rates[i] > w->rate)
-			w->rate = w->period_rates[i];
+	w->rate = ioband_best_of_periods(w->period_rates);
 	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
 		c = &w->classes[i];
 		/* A minimum that was not seen again for long is renewed. */
@@ -2071,12 +2080,8 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
  */
 static u32 ioband_time_window_items(const struct ioband_time_model *m)
 {
-	u64 busy = 0, items;
-	u32 i;
+	u64 busy = ioband_best_of_periods(m->period_busy), items;
 
-	for (i = 0; i < IOBAND_WINDOW_RATE_PERIODS; i++)
-		if (m->period_busy[i] > busy)
-			busy = m->period_busy[i];
 	if (busy > (u64)IOBAND_MAX_IO_LIMIT << 8)
 		busy = (u64)IOBAND_MAX_IO_LIMIT << 8;
 	/* u32: no 64-bit division on a 32-bit kernel */
