@@ -2028,9 +2028,32 @@ static void ioband_time_forget(struct ioband_time_class *c)
 }
 
 /*
+ * @c's least latency becomes the least of its slots, the latest
+ * IOBAND_TIME_LEAST_NS, probe periods included: at depth, one period
+ * rarely has a bio of each class that found a channel free. A class
+ * with no bio in that time keeps what it had.
+ */
+static void ioband_time_renew_least(struct ioband_time_class *c)
+{
+	u64 least = 0, sectors = 0;
+	u32 i;
+
+	for (i = 0; i < IOBAND_TIME_LEAST_SLOTS; i++)
+		if (c->slot_least_ns[i] &&
+		    (!least || c->slot_least_ns[i] < least)) {
+			least = c->slot_least_ns[i];
+			sectors = c->slot_least_sectors[i];
+		}
+	if (least) {
+		c->least_ns = least;
+		c->least_sectors = sectors;
+	}
+}
+
+/*
  * A period of @elapsed ns ends at @now: the channels its completions kept
- * busy are counted, least latencies not lowered for
- * IOBAND_TIME_LEAST_NS are renewed from the period's, the counts forget
+ * busy are counted, the least latencies become the latest second's, the
+ * counts forget
  * 2^-IOBAND_TIME_FORGET_SHIFT, and the model is fitted again. If a
  * backlog of ours was held through the period, the service times the
  * model gave its completions say whether they explain the time.
@@ -2040,25 +2063,29 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 {
 	u64 busy_ns = m->period_service_ns < m->period_lat_ns ?
 		      m->period_service_ns : m->period_lat_ns;
+	bool new_slot = now - m->slot_start_ns >=
+			IOBAND_TIME_LEAST_NS / IOBAND_TIME_LEAST_SLOTS;
 	struct ioband_time_class *c;
 	u32 dir, i;
 
+	if (new_slot) {
+		m->slot_index = (m->slot_index + 1) % IOBAND_TIME_LEAST_SLOTS;
+		m->slot_start_ns = now;
+	}
 	m->period_busy[m->busy_index] = ioband_mul_div(busy_ns, 256, elapsed);
 	m->busy_index = (m->busy_index + 1) % IOBAND_WINDOW_RATE_PERIODS;
 
 	for (dir = 0; dir < IOBAND_NR_DIRS; dir++)
 		for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
 			c = &m->classes[dir][i];
-			if (c->period_least_ns &&
-			    now - c->least_at_ns > IOBAND_TIME_LEAST_NS) {
-				c->least_ns = c->period_least_ns;
-				c->least_sectors = c->period_least_sectors;
-				c->least_at_ns = now;
+			if (new_slot) {
+				c->slot_least_ns[m->slot_index] = 0;
+				c->slot_least_sectors[m->slot_index] = 0;
 			}
+			ioband_time_renew_least(c);
 			ioband_time_forget(c);
 			c->items += c->period_items;
 			c->sectors += c->period_sectors;
-			c->period_least_ns = 0;
 			c->period_items = 0;
 			c->period_sectors = 0;
 		}
@@ -2117,14 +2144,14 @@ static void ioband_time_complete(struct ioband_sched *sched,
 			lat_ns = IOBAND_NS_PER_SEC - 1;
 		if (!lat_ns)
 			lat_ns = 1;
-		if (!c->period_least_ns || lat_ns < c->period_least_ns) {
-			c->period_least_ns = lat_ns;
-			c->period_least_sectors = item->sectors;
+		if (!c->slot_least_ns[m->slot_index] ||
+		    lat_ns < c->slot_least_ns[m->slot_index]) {
+			c->slot_least_ns[m->slot_index] = lat_ns;
+			c->slot_least_sectors[m->slot_index] = item->sectors;
 		}
 		if (!c->least_ns || lat_ns <= c->least_ns) {
 			c->least_ns = lat_ns;
 			c->least_sectors = item->sectors;
-			c->least_at_ns = now;
 		}
 		c->period_items++;
 		c->period_sectors += item->sectors;

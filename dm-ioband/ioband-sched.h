@@ -163,9 +163,9 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * weight-time's cost model (section 18): each direction's service time
  * as a line in sectors, fitted to the least latency of each size class
  * (the window's classes), by direction. A least latency is lowered at
- * once and renewed from the latest period's least after
- * IOBAND_TIME_LEAST_NS without a lower one, so that the model follows
- * a device that slows down within that time. Costs are in
+ * once, and each period it is the least of the latest
+ * IOBAND_TIME_LEAST_NS, kept in IOBAND_TIME_LEAST_SLOTS slots, so that
+ * the model follows a device that slows down within that time. Costs are in
  * sector-equivalents (the mean device time of a sector the device has
  * recently completed) << IOBAND_TIME_SHIFT. A device whose service
  * times, so measured, fill less than 1/IOBAND_TIME_RATE_LIMITED of the
@@ -179,6 +179,7 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  */
 #define IOBAND_TIME_PERIOD_NS		(50ULL * 1000 * 1000)
 #define IOBAND_TIME_LEAST_NS		(1ULL * 1000 * 1000 * 1000)
+#define IOBAND_TIME_LEAST_SLOTS		4
 #define IOBAND_TIME_FORGET_SHIFT	4
 #define IOBAND_TIME_SHIFT		16
 #define IOBAND_TIME_MAX_IO_COST		65536
@@ -426,10 +427,10 @@ struct ioband_window {
 /* One direction and size class of weight-time's model (section 18). */
 struct ioband_time_class {
 	u64 least_ns;		/* least latency, 0: none measured yet */
-	u64 least_at_ns;	/* when least_ns was last lowered or renewed */
-	u64 period_least_ns;	/* in the current period, 0: none */
 	u64 least_sectors;	/* the size of the bio that set least_ns */
-	u64 period_least_sectors;	/* of period_least_ns */
+	/* The least of each slot of the latest second, 0: none. */
+	u64 slot_least_ns[IOBAND_TIME_LEAST_SLOTS];
+	u64 slot_least_sectors[IOBAND_TIME_LEAST_SLOTS];
 	u64 period_items;
 	u64 period_sectors;
 	/* Items and sectors completed, each period's 2^-4 less after it. */
@@ -444,6 +445,8 @@ struct ioband_time_class {
  */
 struct ioband_time_model {
 	struct ioband_time_class classes[IOBAND_NR_DIRS][IOBAND_WINDOW_SIZE_CLASSES];
+	u64 slot_start_ns;	/* of the current least-latency slot */
+	u32 slot_index;
 	u64 period_start_ns;
 	u64 period_service_ns;	/* the model's service of its completions */
 	u64 period_lat_ns;	/* and their latencies */
