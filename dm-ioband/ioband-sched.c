@@ -1172,9 +1172,12 @@ static void ioband_sched_apply_params(struct ioband_sched *sched,
 void ioband_sched_init(struct ioband_sched *sched,
 		       const struct ioband_sched_params *params)
 {
-	struct ioband_sched empty = { 0 };
-
-	*sched = empty;
+	/*
+	 * Not a copy of an empty struct: that is a 4 KiB stack frame, over
+	 * the debug kernel's limit. The builtin needs no header here and is
+	 * the kernel's memset() there.
+	 */
+	__builtin_memset(sched, 0, sizeof(*sched));
 	sched->window.sectors = IOBAND_WINDOW_MIN_SECTORS;
 	sched->window.items = IOBAND_WINDOW_MIN_ITEMS;
 	sched->window.writeback_hold_sectors = IOBAND_WRITEBACK_HOLD_MIN_SECTORS;
