@@ -261,7 +261,7 @@ static void print_windows(const struct sample_set *set)
 
 	for (i = 0; i < set->n; i++) {
 		const struct ioband_stats *st = &set->samples[i].stats;
-		const char *sectors, *flight, *rate, *lat, *wb, *inl;
+		const char *sectors, *flight, *rate, *lat, *wb, *inl, *items;
 
 		sectors = ioband_stats_field(st->fields, st->nr_fields,
 					     "window_sectors");
@@ -275,11 +275,17 @@ static void print_windows(const struct sample_set *set)
 					"writeback_attribution");
 		inl = ioband_stats_field(st->fields, st->nr_fields,
 					 "window_inline");
+		items = ioband_stats_field(st->fields, st->nr_fields,
+					   "time_window_items");
 		if (!sectors || !flight || !rate || !lat)
 			continue;
 		printf("%s: ", set->samples[i].name);
 		if (inl && !strcmp(inl, "1"))
 			printf("no window: the device completes inline");
+		else if (items && !strcmp(st->policy, "weight-time"))
+			/* weight-time's window counts bios (section 14) */
+			printf("window %s IOs (2 x the channels the device kept busy)",
+			       items);
 		else
 			printf("window %.0f KiB (2 x %.2f MB/s x %.3f ms, at least 8 KiB)",
 			       strtod(sectors, NULL) / 2,

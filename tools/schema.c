@@ -171,6 +171,7 @@ static const struct named_field time_fields[] = {
 	{ "time_unit_ps",                  "unit_ps",                  1 },
 	{ "time_busy_pct",                 "busy_pct",                 1 },
 	{ "time_periods",                  "periods",                  1 },
+	{ "time_window_items",             "window_ios",               1 },
 };
 
 static const struct named_field attribution_fields[] = {
