@@ -1905,11 +1905,27 @@ static u64 ioband_time_service_ns(const struct ioband_time_model *m,
 }
 
 /*
+ * A bio of @c completed in the latest IOBAND_TIME_LEAST_NS. Its count of
+ * items is no test of that: forgotten rounded up, one bio is gone after
+ * a period.
+ */
+static bool ioband_time_seen(const struct ioband_time_class *c)
+{
+	u32 i;
+
+	for (i = 0; i < IOBAND_TIME_LEAST_SLOTS; i++)
+		if (c->slot_least_ns[i])
+			return true;
+	return false;
+}
+
+/*
  * Fits @dir's service time to its size classes' least latencies, each
  * against the size of the bio that set it (a class spans twice its
  * smallest size, and its least is its smallest bios'), by least
- * squares, each class one point: every size the device was recently
- * given counts, however rare. With one point, or all of one size, the
+ * squares, each class one point: every size the device was given in the
+ * latest second, or whose count has not yet forgotten it, counts,
+ * however rare. With one point, or all of one size, the
  * line goes through the origin: it prices that size right, which is
  * all the device was asked for. A line with a
  * negative slope or intercept is replaced by the best flat one or the
@@ -1926,7 +1942,7 @@ static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
 	m->sector_ns[dir] = 0;
 	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
 		c = &m->classes[dir][i];
-		if (!c->least_ns || !c->items)
+		if (!c->least_ns || (!c->items && !ioband_time_seen(c)))
 			continue;
 		size = c->least_sectors;
 		if (size > IOBAND_MAX_ITEM_COST)
