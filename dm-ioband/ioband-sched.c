@@ -1925,11 +1925,12 @@ static bool ioband_time_seen(const struct ioband_time_class *c)
  * smallest size, and its least is its smallest bios'), by least
  * squares, each class one point: every size the device was given in the
  * latest second, or whose count has not yet forgotten it, counts,
- * however rare. With one point, or all of one size, the
- * line goes through the origin: it prices that size right, which is
- * all the device was asked for. A line with a
- * negative slope or intercept is replaced by the best flat one or the
- * best one through the origin.
+ * however rare. With one point, or all of one size, the line is flat:
+ * it prices that size right, which is all the device was asked for, and
+ * prices a larger bio low until one completes, where a line through the
+ * origin priced a disk's 1 MiB read as 256 of its 4 KiB ones and held
+ * its group for seconds. A line with a negative slope or intercept is
+ * replaced by the best flat one or the best one through the origin.
  */
 static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
 {
@@ -1973,7 +1974,7 @@ static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
 			return;
 		}
 	}
-	if (!sxx) {
+	if (n == 1 || !det) {
 		m->io_ns[dir] = ioband_div64(sy, n);
 		return;
 	}

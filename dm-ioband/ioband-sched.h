@@ -174,8 +174,7 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * sectors until the service times fill the time again. A bio costs at
  * most IOBAND_TIME_MAX_IO_COST, and a sector of it at most
  * IOBAND_TIME_MAX_SECTOR_COST, sector-equivalents: a disk's 4 KiB random
- * read, priced through the origin as its only size, costs 72 a sector
- * beside as many 1 MiB sequential writes.
+ * read costs 576, 72 a sector, beside as many 1 MiB sequential writes.
  */
 #define IOBAND_TIME_PERIOD_NS		(50ULL * 1000 * 1000)
 #define IOBAND_TIME_LEAST_NS		(1ULL * 1000 * 1000 * 1000)
