@@ -119,7 +119,13 @@ sum_ms=$(((ns_a + ns_b) / 1000000))
 log "c: device time a ${ns_a} ns ($((ns_a * 100 / (ns_a + ns_b)))%)," \
 	"b ${ns_b} ns ($((ns_b * 100 / (ns_a + ns_b)))%), sum ${sum_ms} ms;" \
 	"busy (io_ticks) ${busy_ms} ms"
-assert_within_pct "$busy_ms" "$sum_ms" 10 "device time of a + b (ms) against io_ticks"
+# One channel serves one read at a time, so the modelled time cannot pass
+# the busy time; a completion's timer that fires late keeps the device
+# busy past it and adds to io_ticks alone: on a loaded host (make
+# check-debug and three other guests beside it) the modelled time was
+# 5204 and 5198 ms for busy 5800 and 5780 (-10%), so 15% below is held.
+assert_le "$sum_ms" $((busy_ms + busy_ms / 50 + 4)) "device time of a + b (ms) against io_ticks, 2% and a jiffy over"
+assert_ge $((sum_ms * 100)) $((busy_ms * 85)) "device time of a + b (ms) x 100 against io_ticks x 85"
 echo 0 >"$SYS/model/cgroup_time"
 assert_eq "$(wc -c <"$SYS/model/cgroup_time")" 0 "cgroup_time after a reset"
 cg_remove model/a
