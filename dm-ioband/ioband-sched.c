@@ -2073,10 +2073,10 @@ static void ioband_time_renew_least(struct ioband_time_class *c)
 /*
  * A period of @elapsed ns ends at @now: the channels its completions kept
  * busy are counted, the least latencies become the latest second's, the
- * counts forget
- * 2^-IOBAND_TIME_FORGET_SHIFT, and the model is fitted again. If a
- * backlog of ours was held through the period, the service times the
- * model gave its completions say whether they explain the time.
+ * counts forget 2^-IOBAND_TIME_FORGET_SHIFT, and the model is fitted
+ * again. If a backlog of ours was held through the period, the service
+ * times the model gave its completions say whether they explain the
+ * time.
  */
 static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 				   u64 elapsed)

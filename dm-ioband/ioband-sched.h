@@ -165,8 +165,8 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * (the window's classes), by direction. A least latency is lowered at
  * once, and each period it is the least of the latest
  * IOBAND_TIME_LEAST_NS, kept in IOBAND_TIME_LEAST_SLOTS slots, so that
- * the model follows a device that slows down within that time. Costs are in
- * sector-equivalents (the mean device time of a sector the device has
+ * the model follows a device that slows down within that time. Costs
+ * are in sector-equivalents (the mean device time of a sector the device has
  * recently completed) << IOBAND_TIME_SHIFT. A device whose service
  * times, so measured, fill less than 1/IOBAND_TIME_RATE_LIMITED of the
  * time while it holds a backlog of ours is limited by something else
