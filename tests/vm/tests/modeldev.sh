@@ -120,12 +120,14 @@ log "c: device time a ${ns_a} ns ($((ns_a * 100 / (ns_a + ns_b)))%)," \
 	"b ${ns_b} ns ($((ns_b * 100 / (ns_a + ns_b)))%), sum ${sum_ms} ms;" \
 	"busy (io_ticks) ${busy_ms} ms"
 # One channel serves one read at a time, so the modelled time cannot pass
-# the busy time; a completion's timer that fires late keeps the device
-# busy past it and adds to io_ticks alone: on a loaded host (make
-# check-debug and three other guests beside it) the modelled time was
-# 5204 and 5198 ms for busy 5800 and 5780 (-10%), so 15% below is held.
+# the busy time. Below it, the gap is the host's: a completion's timer
+# that fires late keeps the device busy past its service, and adds to
+# io_ticks alone. In make check the two were within 10% of each other;
+# with make check-debug and other guests beside it the modelled time was
+# 10.3%, 10.1%, 11.1% and 15.8% below. Half is held: what this catches is the
+# accounting gone wrong (io_ticks once grew by 370,420 ms in 6 s).
 assert_le "$sum_ms" $((busy_ms + busy_ms / 50 + 4)) "device time of a + b (ms) against io_ticks, 2% and a jiffy over"
-assert_ge $((sum_ms * 100)) $((busy_ms * 85)) "device time of a + b (ms) x 100 against io_ticks x 85"
+assert_ge $((sum_ms * 2)) "$busy_ms" "device time of a + b (ms) x 2 against io_ticks"
 echo 0 >"$SYS/model/cgroup_time"
 assert_eq "$(wc -c <"$SYS/model/cgroup_time")" 0 "cgroup_time after a reset"
 cg_remove model/a
