@@ -96,6 +96,7 @@ iocost_model() {
 			rbps, rseq, rrand, wbps, wseq, wrand }'
 }
 
+echo "KERNEL $(uname -r)"
 cg_create mb
 for g in $ALL_GROUPS; do
 	cg_create "mb/$g"
