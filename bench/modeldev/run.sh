@@ -73,7 +73,7 @@ device_on() {
 	wait_for 10 test -b /dev/model0
 	DEVICE=$1
 	NR_REQUESTS=$(cat "$SYS/queue/nr_requests")
-	echo "MODEL $1 $(tr '\n' ' ' <"$SYS/model/params") rotational $(cat "$SYS/queue/rotational")"
+	echo "MODEL $1 $(tr '\n' ' ' <"$SYS/model/params")"
 	size=$(dev_sectors /dev/model0)
 	mm=$(dev_majmin /dev/model0)
 }
@@ -188,7 +188,7 @@ result() {
 			END {
 				f = ARGV[1]; e = ARGV[2]
 				split(run, r, "/")
-				printf "RESULT %s %s %s %s %s %s %d %d %d %.3f\n", r[1], r[2], r[3], p, g, w,
+				printf "RESULT %s %s %s %s %s %s %.0f %.0f %.0f %.3f\n", r[1], r[2], r[3], p, g, w,
 					ns[e] - ns[f], io[e] - io[f], by[e] - by[f], t[e] - t[f] }' "$2" "$3"
 	done
 }
