@@ -14,7 +14,7 @@
 #   MODEL <device> <parameter> <value> ...
 # and the host turns them into tables.
 #
-# Devices (MB_DEVICE words): ssd, the ssd preset's costs 30 times over on
+# Devices (MB_DEVICES words): ssd, the ssd preset's costs 30 times over on
 # 2 channels (a 4 KiB read 2.30 ms, a 4 KiB write 0.99 ms, a 256 KiB write
 # 59.4 ms): TCG cannot keep the preset itself busy; hdd, the hdd preset's
 # costs (seeks included) MB_HDD_SCALE (4) times over on its 1 channel (a
@@ -30,7 +30,7 @@
 . /ioband/lib.sh
 
 : "${MB_WARMUP:=2}" "${MB_SECS:=6}" "${MB_IDLE:=2}" "${MB_BACK:=1}"
-: "${MB_DEVICES:=ssd hdd}" "${MB_HDD_SCALE:=4}" "${MB_DEPTHS:=4 32}"
+: "${MB_DEVICES:=ssd hdd}" "${MB_HDD_SCALE:=4}"
 : "${MB_SCENARIOS:=rrsw8 rw11 rr8-4 rr8-32 eq8-4 eq8-32 bw2 idle}"
 : "${MB_VARIANTS:=none ioband:weight-iosize ioband:weight-time bfq bfq:slice_idle=0 bfq:low_latency=0 bfq:strict_guarantees=1 bfq:nr_requests=512 iocost:true iocost:default}"
 : "${MB_BW_JOBS:=16}" "${MB_BW_SIZE_MB:=4}" "${MB_BW_BS:=64k}" "${MB_BW_DIRTY_MB:=32}"
