@@ -20,6 +20,11 @@
 #                   io.weight under follow) against iocost, BFQ, io.max, on
 #                   6.1 and 6.12, 3 boots each: bench/results/weight-flip.md
 #                   (about 3 minutes a boot; takes the guest lock itself)
+#   make bench-modeldev  shares of device time on the model block device
+#                   (tests/modeldev, ssd and hdd), ioband against BFQ swept
+#                   and iocost given the true and its default model, on 6.1
+#                   and 6.12, 3 boots each: bench/results/modeldev/<kernel>.md|csv
+#                   (about 35 minutes a boot; takes the guest lock itself)
 #   make bench-attribution  seed004 and bw2 with the module built with dm's
 #                   layout from source, from BTF and with none, on 6.1, 6.12
 #                   and newest: bench/results/attribution/ (about an hour)
@@ -99,6 +104,11 @@ bench-flip: deps
 	$(MAKE) -C tools
 	bench/run-flip --kernel both
 
+bench-modeldev: deps
+	scripts/fetch-kernels
+	$(MAKE) -C tools
+	bench/run-modeldev --kernel both
+
 bench-fairness: bench
 
 # Writeback attribution as users build the module (Documentation/ioband.rst,
@@ -122,7 +132,7 @@ clean:
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit/core clean
 
-.PHONY: all module tools deps kernels check check-full check-debug demo soak fuzz bench bench-fairness bench-flip bench-attribution bench-overhead clean
+.PHONY: all module tools deps kernels check check-full check-debug demo soak fuzz bench bench-fairness bench-flip bench-modeldev bench-attribution bench-overhead clean
 
 # ---- install, uninstall, deb ----
 
