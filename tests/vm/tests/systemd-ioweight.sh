@@ -25,8 +25,9 @@ SD_CG=ioband-systemd # the manager's root cgroup
 SLICE=$CGROOT/$SD_CG/system.slice
 
 have_iobandctl || fail "iobandctl is not in the initramfs (make -C tools)"
-[ -x "$SYSTEMD" ] && [ -x /usr/bin/unshare ] ||
-	fail "no $SYSTEMD in the guest: tests/vm/build-initramfs copies systemd from the host (apt-get install systemd)"
+if [ ! -x "$SYSTEMD" ] || [ ! -x /usr/bin/unshare ]; then
+	fail "no $SYSTEMD or /usr/bin/unshare in the guest: tests/vm/build-initramfs copies them from the host (apt-get install systemd util-linux)"
+fi
 need_tool systemctl systemd
 need_tool systemd-run systemd
 need_tool systemd-analyze systemd
@@ -34,18 +35,18 @@ need_tool systemd-analyze systemd
 	fail "iobandctl-generator is not in the initramfs (make -C tools)"
 
 lvm_setup
+unshare_pid=
 sdpid=
 follower=
 sampler=
-pa=
-pb=
 # shellcheck disable=SC2317 # the EXIT trap's
 cleanup() {
 	set +e
+	# shellcheck disable=SC2086 # none, one or two pids
 	kill $sampler $follower 2>/dev/null
 	# unshare's end ends the manager (--kill-child), and that every
 	# process of its namespace, the scopes' fio too.
-	[ -z "$sdpid" ] || kill -KILL "$unshare_pid" 2>/dev/null
+	[ -z "$unshare_pid" ] || kill -KILL "$unshare_pid" 2>/dev/null
 	wait
 	rm -f /etc/iobandtab
 	stack_cleanup "iobandctl remove stk-sd" "lvm vgremove -f vgsd" "remove_nullb stksd"
@@ -58,7 +59,9 @@ lvm lvcreate -q -n lv1 -L 256m vgsd
 [ -b /dev/vgsd/lv1 ] || fail "no /dev/vgsd/lv1 after lvcreate"
 iobandctl create stk-sd /dev/vgsd/lv1
 
-# The line the generator reads at the manager's start.
+# The line the generator reads at the manager's start (its path is the
+# manager's system.slice; this test's follower, below, names it from the
+# guest's root).
 echo "stk-sd /dev/vgsd/lv1 weights_from=cgroup:system.slice" >/etc/iobandtab
 
 # The manager's PID 1: a fresh /run (its private socket, the generated
@@ -241,13 +244,12 @@ wait "$follower" 2>/dev/null || :
 sampler=
 follower=
 stop_fio "$pa" "$pb"
-pa=
-pb=
 # unshare ends, and with it (--kill-child) the manager, and with that
 # every process of its namespace. SIGKILL: unshare blocks SIGTERM and
 # SIGINT while its child runs.
 kill -KILL "$unshare_pid"
 wait "$unshare_pid" 2>/dev/null || :
+unshare_pid=
 sdpid=
 rm /etc/iobandtab
 # The manager's cgroups, the deepest first, once their processes are gone.
