@@ -31,6 +31,17 @@ stack_nullb() {
 	make_nullb "$1" "$2" mbps="$STACK_MBPS" memory_backed=1
 }
 
+# stack_lv NULLB VG: a 512 MiB stack_nullb NULLB as the one physical volume
+# of a new volume group VG, with a 256 MiB logical volume lv1 (after
+# lvm_setup).
+stack_lv() {
+	_sl_dev=$(stack_nullb "$1" 512)
+	lvm pvcreate -q "$_sl_dev"
+	lvm vgcreate -q "$2" "$_sl_dev"
+	lvm lvcreate -q -n lv1 -L 256m "$2"
+	[ -b "/dev/$2/lv1" ] || fail "no /dev/$2/lv1 after lvcreate"
+}
+
 # lvm_setup [DEVICE...]: an lvm.conf for the guest: no udev (lvm makes the
 # nodes), no dmeventd, null_blk accepted as a physical volume, and each
 # DEVICE hidden from LVM (a global_filter, as for the paths below

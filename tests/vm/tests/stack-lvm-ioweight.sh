@@ -13,11 +13,7 @@ have_iobandctl || fail "iobandctl is not in the initramfs (make -C tools)"
 lvm_setup
 follower=
 trap 'kill $follower 2>/dev/null; stack_cleanup "iobandctl remove stk-iow" "lvm vgremove -f vgiow" "remove_nullb stkw"' EXIT
-dev=$(stack_nullb stkw 512)
-lvm pvcreate -q "$dev"
-lvm vgcreate -q vgiow "$dev"
-lvm lvcreate -q -n lv1 -L 256m vgiow
-[ -b /dev/vgiow/lv1 ] || fail "no /dev/vgiow/lv1 after lvcreate"
+stack_lv stkw vgiow
 iobandctl create stk-iow /dev/vgiow/lv1
 
 # What systemd makes for two transient scopes of IOWeight=400 and 100.

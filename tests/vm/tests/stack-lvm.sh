@@ -9,11 +9,7 @@
 
 lvm_setup
 trap 'stack_cleanup "iobandctl remove stk-lvm" "lvm vgremove -f stk" "remove_nullb stkl"' EXIT
-dev=$(stack_nullb stkl 512)
-lvm pvcreate -q "$dev"
-lvm vgcreate -q stk "$dev"
-lvm lvcreate -q -n lv1 -L 256m stk
-[ -b /dev/stk/lv1 ] || fail "no /dev/stk/lv1 after lvcreate"
+stack_lv stkl stk
 iobandctl create stk-lvm /dev/stk/lv1
 assert_eq "$(dmsetup table stk-lvm | awk '{ print $4 }')" "$(dev_majmin /dev/stk/lv1)" \
 	"the device below stk-lvm"

@@ -52,11 +52,7 @@ cleanup() {
 	stack_cleanup "iobandctl remove stk-sd" "lvm vgremove -f vgsd" "remove_nullb stksd"
 }
 trap cleanup EXIT
-dev=$(stack_nullb stksd 512)
-lvm pvcreate -q "$dev"
-lvm vgcreate -q vgsd "$dev"
-lvm lvcreate -q -n lv1 -L 256m vgsd
-[ -b /dev/vgsd/lv1 ] || fail "no /dev/vgsd/lv1 after lvcreate"
+stack_lv stksd vgsd
 iobandctl create stk-sd /dev/vgsd/lv1
 
 # The line the generator reads at the manager's start (its path is the
