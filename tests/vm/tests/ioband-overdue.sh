@@ -96,8 +96,7 @@ overdue_check() {
 		"$@"
 		return
 	fi
-	_oc_out=$( ("$@") 2>&1) || echo "slow kernel, window open, not held to: ${_oc_out#FAIL: }"
-	return 0
+	print_miss "slow kernel, window open" "$@"
 }
 
 # release: dm-delay sends what it holds down as it is suspended.
