@@ -161,3 +161,48 @@ stack_cleanup() {
 		eval "$_sc_cmd" >/dev/null 2>&1 || echo "stack cleanup: '$_sc_cmd' failed" >&2
 	done
 }
+
+# iobandctl stat --json --interval 0.1 DEVICE | share_samples ID_A ID_B:
+# "<ms> <sectors of a> <sectors of b> <weight of a> <weight of b>" a line
+# a sample, for share_crossing. One iobandctl stat process, not a command
+# per sample, which would load the emulated CPUs the guest runs
+# everything on. The time is the module's (elapsed_ns), of the counters:
+# a sampler that the guest's scheduler delays measures no delay of
+# ioband's. It ends a pipeline and execs awk, so that $! of the pipeline
+# in the background is awk's: killed, iobandctl ends on its next write.
+share_samples() {
+	exec awk -v a="$1" -v b="$2" '
+		function num(s) { gsub(/[^0-9-]/, "", s); return s }
+		/"elapsed_ns":/ { t = int(num($2) / 1000000) }
+		/"id":/ { id = num($2) }
+		/"weight":/ { if (id == a) wa = num($2); if (id == b) wb = num($2) }
+		/"read_bytes":|"write_bytes":/ {
+			if (id == a) sa += num($2)
+			if (id == b) sb += num($2)
+		}
+		/^}/ { print t, int(sa / 512), int(sb / 512), wa, wb; fflush(); sa = 0; sb = 0 }'
+}
+
+# share_crossing SAMPLES FROM_MS a|b PCT: ms from FROM_MS until that
+# group's share of the last second in share_samples' SAMPLES first
+# reaches PCT%, or -1 if it never does; between two samples the time is
+# interpolated linearly.
+share_crossing() {
+	awk -v t0="$2" -v col="$([ "$3" = a ] && echo 2 || echo 3)" -v pct="$4" '
+		{ n++; ts[n] = $1; sa[n] = $2; sb[n] = $3; sg[n] = $col }
+		END {
+			for (i = 1; i <= n; i++) {
+				for (j = i; j > 1 && ts[j] > ts[i] - 1000; j--) ;
+				d = sa[i] - sa[j] + sb[i] - sb[j]
+				share = d ? (sg[i] - sg[j]) * 100 / d : 0
+				if (ts[i] >= t0 && share >= pct) {
+					t = ts[i]
+					if (ts[i - 1] >= t0 && share > prev)
+						t = ts[i - 1] + (pct - prev) / (share - prev) * (ts[i] - ts[i - 1])
+					print int(t - t0 + 0.5)
+					exit
+				}
+				prev = share
+			}
+			print -1 }' "$1"
+}

@@ -35,28 +35,6 @@ share_of_a_before() {
 			print d ? int((sa[n] - sa[j]) * 100 / d) : -1 }' samples.txt
 }
 
-# crossing FLIP_MS: ms from FLIP_MS until group a's share of the last
-# second first reaches 50%, or -1 if it never does; between two samples
-# the time is interpolated linearly.
-crossing() {
-	awk -v t0="$1" '{ n++; ts[n] = $1; sa[n] = $2; sb[n] = $3 }
-		END {
-			for (i = 1; i <= n; i++) {
-				for (j = i; j > 1 && ts[j] > ts[i] - 1000; j--) ;
-				d = sa[i] - sa[j] + sb[i] - sb[j]
-				share = d ? (sa[i] - sa[j]) * 100 / d : 0
-				if (ts[i] >= t0 && share >= 50) {
-					t = ts[i]
-					if (ts[i - 1] >= t0 && share > prev)
-						t = ts[i - 1] + (50 - prev) / (share - prev) * (ts[i] - ts[i - 1])
-					print int(t - t0 + 0.5)
-					exit
-				}
-				prev = share
-			}
-			print -1 }' samples.txt
-}
-
 # weight_seen T W: the time (ms) of the last sample at or after T before
 # the first that shows group a at weight W: the module took the change
 # after it (a sample every 0.1 s: at most that much before); -1 if none.
@@ -74,23 +52,8 @@ pa=$!
 cg_run flip/b fio --name=b --filename=/dev/mapper/flip $load --time_based \
 	--runtime=60 --output=/dev/null &
 pb=$!
-# The samples: "<ms> <sectors of a> <sectors of b> <weight of a>" a line,
-# every 0.1 s,
-# to samples.txt until its awk is killed (iobandctl then ends on its next
-# write): one iobandctl stat process, not a command per sample, which
-# would load the emulated CPUs the guest runs everything on. The time is
-# the module's (elapsed_ns), of the counters: a sampler that the guest's
-# scheduler delays measures no delay of ioband's.
-iobandctl stat --json --interval 0.1 flip | awk -v a="$a" -v b="$b" '
-	function num(s) { gsub(/[^0-9-]/, "", s); return s }
-	/"elapsed_ns":/ { t = int(num($2) / 1000000) }
-	/"id":/ { id = num($2) }
-	/"weight":/ { if (id == a) wa = num($2) }
-	/"read_bytes":|"write_bytes":/ {
-		if (id == a) sa += num($2)
-		if (id == b) sb += num($2)
-	}
-	/^}/ { print t, int(sa / 512), int(sb / 512), wa; fflush(); sa = 0; sb = 0 }' >samples.txt &
+# The samples (share_samples) to samples.txt until its awk is killed.
+iobandctl stat --json --interval 0.1 flip | share_samples "$a" "$b" >samples.txt &
 sampler=$!
 wait_for 5 test -s samples.txt
 follower=
@@ -116,7 +79,7 @@ flip() {
 		_fl_from=$(weight_seen "$_fl_t0" 1600)
 		[ "$_fl_from" -ge 0 ] || fail "no sample shows a at weight 1600 after $2"
 	fi
-	_fl_x=$(crossing "$_fl_from")
+	_fl_x=$(share_crossing samples.txt "$_fl_from" a 50)
 	log "flip 1:4 -> 4:1 by $2: a's 1 s share before $_fl_before%, midpoint crossed after $_fl_x ms from the change ($((_fl_x + _fl_from - _fl_t0)) ms from the command's start; it returned after $((_fl_t1 - _fl_t0)) ms)"
 	perf_check assert_le "$_fl_before" 35 "a's share (%) at weights 1:4, before the flip by $2"
 	[ "$_fl_x" -ge 0 ] || perf_check fail "a's share never reached 50% after the flip by $2"

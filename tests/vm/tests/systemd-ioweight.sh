@@ -137,19 +137,8 @@ within 5 attached 400 100 || { cat follow.log; fail "scopes not attached at 400:
 wait_io /dev/mapper/stk-sd "$SD_CG/system.slice/ioband-a.scope"
 wait_io /dev/mapper/stk-sd "$SD_CG/system.slice/ioband-b.scope"
 
-# The samples: "<ms> <sectors of a> <sectors of b> <weight of a> <weight
-# of b>" every 0.1 s, the module's clock and counters (as in
-# ioband-weight-flip): one iobandctl stat process.
-iobandctl stat --json --interval 0.1 stk-sd | awk -v a="$a" -v b="$b" '
-	function num(s) { gsub(/[^0-9-]/, "", s); return s }
-	/"elapsed_ns":/ { t = int(num($2) / 1000000) }
-	/"id":/ { id = num($2) }
-	/"weight":/ { if (id == a) wa = num($2); if (id == b) wb = num($2) }
-	/"read_bytes":|"write_bytes":/ {
-		if (id == a) sa += num($2)
-		if (id == b) sb += num($2)
-	}
-	/^}/ { print t, int(sa / 512), int(sb / 512), wa, wb; fflush(); sa = 0; sb = 0 }' >samples.txt &
+# The samples (share_samples), the module's clock and counters.
+iobandctl stat --json --interval 0.1 stk-sd | share_samples "$a" "$b" >samples.txt &
 sampler=$!
 wait_for 5 test -s samples.txt
 now_ms() { echo $(($(domain_stat stk-sd elapsed_ns) / 1000000)); }
@@ -160,28 +149,6 @@ split() {
 		$1 >= t0 && !n0++ { a0 = $2; b0 = $3 }
 		$1 <= t1 { a1 = $2; b1 = $3 }
 		END { print a1 - a0, b1 - b0 }' samples.txt
-}
-
-# crossing FROM_MS PCT: ms from FROM_MS until b's share of the last
-# second first reaches PCT% (interpolated between samples), -1 if it
-# never does.
-crossing() {
-	awk -v t0="$1" -v pct="$2" '{ n++; ts[n] = $1; sa[n] = $2; sb[n] = $3 }
-		END {
-			for (i = 1; i <= n; i++) {
-				for (j = i; j > 1 && ts[j] > ts[i] - 1000; j--) ;
-				d = sa[i] - sa[j] + sb[i] - sb[j]
-				share = d ? (sb[i] - sb[j]) * 100 / d : 0
-				if (ts[i] >= t0 && share >= pct) {
-					t = ts[i]
-					if (ts[i - 1] >= t0 && share > prev)
-						t = ts[i - 1] + (pct - prev) / (share - prev) * (ts[i] - ts[i - 1])
-					print int(t - t0 + 0.5)
-					exit
-				}
-				prev = share
-			}
-			print -1 }' samples.txt
 }
 
 # weights_seen FROM_MS WA WB: ms from FROM_MS to the first sample showing
@@ -226,7 +193,7 @@ assert_eq "$(cat "$SLICE/ioband-a.scope/io.weight"):$(cat "$SLICE/ioband-b.scope
 	"default 100:default 400" "io.weight of the scopes after set-property"
 sleep 3
 seen=$(weights_seen "$t1" 100 400)
-x=$(crossing "$t1" 65)
+x=$(share_crossing samples.txt "$t1" b 65)
 log "set-property 400:100 -> 100:400: the commands took $((t1 - t0)) and $((t2 - t1)) ms; from the second's start, the table had 100:400 after $seen ms, b's 1 s share crossed 65% after $x ms"
 [ "$seen" -ge 0 ] || { cat follow.log; fail "the table never showed 100:400: $(dmsetup table stk-sd)"; }
 [ "$x" -ge 0 ] || perf_check fail "b's share never reached 65% after set-property"
