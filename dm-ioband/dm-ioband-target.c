@@ -2410,7 +2410,8 @@ static void ioband_emit_stats(struct ioband_c *ic, char *result,
 	DMEMIT(" writeback_attribution=%s writeback_hold_sectors=%llu",
 	       IOBAND_WRITEBACK_ATTRIBUTION, w->writeback_hold_sectors);
 	ioband_emit_time_model(&sched->time_model, result, maxlen, &sz);
-	DMEMIT(" time_window_items=%u", w->items);
+	DMEMIT(" time_window_items=%u epoch_tokens=%llu", w->items,
+	       ioband_sched_epoch_tokens(sched));
 	DMEMIT(" dm_layout=%s attributed_orig_bio=%llu attributed_wb=%llu attributed_task=%llu associated=%llu",
 	       IOBAND_DM_LAYOUT_NAME, routes.bios[IOBAND_ROUTE_ORIG_BIO],
 	       routes.bios[IOBAND_ROUTE_WB], routes.bios[IOBAND_ROUTE_TASK],

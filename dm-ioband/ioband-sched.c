@@ -423,9 +423,30 @@ ioband_sched_pfirst(const struct ioband_sched *sched)
 
 /* ---- Tags ---- */
 
+/*
+ * The tokens one epoch hands out: token_base, or by default at most what
+ * the device serves in IOBAND_EPOCH_MAX_NS at the window's rate, in the
+ * policy's tokens (bios under weight, else sectors or sector-equivalents).
+ */
+u64 ioband_sched_epoch_tokens(const struct ioband_sched *sched)
+{
+	const struct ioband_window *w = &sched->window;
+	u64 rate = sched->params.policy == IOBAND_POLICY_WEIGHT ?
+		   w->items_rate : w->rate;
+	u64 bound;
+
+	if (sched->params.token_base || !rate)
+		return sched->token_base;
+	bound = ioband_div64(rate, IOBAND_NS_PER_SEC / IOBAND_EPOCH_MAX_NS);
+	if (!bound)
+		bound = 1;
+	return bound < sched->token_base ? bound : sched->token_base;
+}
+
 static void ioband_sched_update_credit(struct ioband_sched *sched)
 {
-	u64 tokens = (u64)sched->params.carryover * sched->token_base;
+	u64 tokens = (u64)sched->params.carryover *
+		     ioband_sched_epoch_tokens(sched);
 	u64 weight = sched->total_weight;
 
 	/* range-bw shares what is left equally: every weight counts 100 */
@@ -1723,8 +1744,11 @@ static void ioband_window_end_period(struct ioband_window *w, u64 now)
 		rate = ioband_div64(w->period_sectors * IOBAND_NS_PER_SEC,
 				    elapsed);
 	w->period_rates[w->period_index] = rate;
+	w->period_items_rates[w->period_index] =
+		ioband_div64(w->period_items * IOBAND_NS_PER_SEC, elapsed);
 	w->period_index = (w->period_index + 1) % IOBAND_WINDOW_RATE_PERIODS;
 	w->rate = ioband_best_of_periods(w->period_rates);
+	w->items_rate = ioband_best_of_periods(w->period_items_rates);
 	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
 		c = &w->classes[i];
 		/* A minimum that was not seen again for long is renewed. */
@@ -2193,6 +2217,8 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 			   struct ioband_sched_entity *entity,
 			   struct ioband_sched_item *item, u64 now_ns)
 {
+	u64 periods;
+
 	now_ns = ioband_sched_clock(sched, now_ns);
 	if (item->flags & IOBAND_ITEM_OVERDUE) {
 		if (sched->nr_overdue)
@@ -2202,8 +2228,12 @@ bool ioband_sched_complete(struct ioband_sched *sched,
 	}
 	if (sched->in_flight)
 		sched->in_flight--;
+	periods = sched->window.periods;
 	ioband_window_complete(&sched->window, item,
 			       now_ns - item->dispatch_ns, now_ns);
+	/* A new rate may bound the default epoch: the credit follows it. */
+	if (sched->window.periods != periods)
+		ioband_sched_update_credit(sched);
 	ioband_time_complete(sched, item, now_ns - item->dispatch_ns, now_ns);
 	if (entity->in_flight_sectors >= item->sectors)
 		entity->in_flight_sectors -= item->sectors;

@@ -61,6 +61,14 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 #define IOBAND_DEFAULT_TOKEN_BASE	2048	/* IOs, policy weight */
 #define IOBAND_DEFAULT_TOKEN_BASE_IOSIZE 16384	/* sectors: 2048 x 4 KiB */
 #define IOBAND_DEFAULT_CARRYOVER	2
+/*
+ * With token_base left at its default, an epoch hands out at most what
+ * the device served in this long at its measured rate (the window's, in
+ * sectors, or in bios under weight): 16384 sectors is 8 ms of a 2 GB/s
+ * SSD but 4 s of a disk reading 4 KiB at random, where a group back
+ * from 2 s of idling took the whole disk for 3 s.
+ */
+#define IOBAND_EPOCH_MAX_NS		(100ULL * 1000 * 1000)
 
 /*
  * The dispatch window (section 14): what may be in flight below us, in
@@ -413,6 +421,9 @@ struct ioband_window {
 	 */
 	u32 queueing;
 	u64 period_rates[IOBAND_WINDOW_RATE_PERIODS];
+	/* The same in items: items_rate is bios per second. */
+	u64 period_items_rates[IOBAND_WINDOW_RATE_PERIODS];
+	u64 items_rate;
 	u32 period_index;
 	u64 periods;		/* periods measured */
 	u64 mean_lat_ns;	/* of the latest period's items, 0: none yet */
@@ -650,6 +661,12 @@ u64 ioband_sched_next_event_ns(const struct ioband_sched *sched);
  */
 u64 ioband_sched_item_cost(const struct ioband_sched *sched,
 			   const struct ioband_sched_item *item);
+
+/*
+ * The tokens one epoch hands out now (IOBAND_EPOCH_MAX_NS): what bounds,
+ * with carryover, the credit of a group back from idling. For stats.
+ */
+u64 ioband_sched_epoch_tokens(const struct ioband_sched *sched);
 
 /*
  * An item that was dispatched (by submit or next) for @entity has

@@ -138,6 +138,7 @@ struct named_field {
 
 /* The domain record's numbers besides those struct ioband_stats holds. */
 static const struct named_field domain_extra[] = {
+	{ "epoch_tokens",           "epoch_tokens",         1 },
 	{ "idle_waits",             "idle_waits",           1 },
 	{ "urgent",                 "urgent_ios",           1 },
 	{ "writeback_hold_sectors", "writeback_hold_bytes", 512 },

@@ -1045,7 +1045,7 @@ static const char stats_attributed[] =
 	"time_write_sector_cost_milli=1115 time_unit_ps=3465000 "
 	"time_rate_limited=0 time_busy_pct=398 time_periods=120 "
 	"time_read_least=8:76720/512:1823080 time_write_least=- "
-	"time_window_items=9 future_word=abc future_count=7\n"
+	"time_window_items=9 epoch_tokens=4096 future_word=abc future_count=7\n"
 	"group=-1 weight=100 reads=4 read_sectors=32 writes=0 write_sectors=0 "
 	"delayed_reads=0 delayed_writes=0 queued=0 in_flight=0 wait_ns=400 "
 	"wait_max_ns=300 service_ns=800 finish_tag=0 min_kbps=0 max_kbps=0 "
@@ -1271,6 +1271,8 @@ static void test_json_schema_stats(void)
 		      "            \"bytes\": 262144,\n            \"least_latency_ns\": 1823080\n"
 		      "          }\n        ],\n        \"write_least\": []\n"));
 	CHECK(strstr(out, "\"periods\": 120,\n        \"window_ios\": 9,\n"));
+	CHECK(strstr(out, "\"epoch_tokens\": 4096,\n"));
+	CHECK(strstr(out, "\"epoch_tokens\": null,\n"));
 	CHECK(strstr(out, "\"time_model\": null,"));
 	CHECK(!strstr(out, "\"time_read_least\"") && !strstr(out, "\"time_unit_ps\"") &&
 	      !strstr(out, "\"time_window_items\""));
