@@ -64,7 +64,7 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 /*
  * With token_base left at its default, an epoch hands out at most what
  * the device served in this long at its measured rate (the window's, in
- * sectors, or in bios under weight): 16384 sectors is 8 ms of a 2 GB/s
+ * sectors, or in bios under weight): 16384 sectors is 4 ms of a 2 GB/s
  * SSD but 4 s of a disk reading 4 KiB at random, where a group back
  * from 2 s of idling took the whole disk for 3 s.
  */
