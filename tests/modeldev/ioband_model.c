@@ -18,7 +18,11 @@
  * work-conserving and never faster than the model. With slow_period_ms
  * and slow_ms set, every slow_period_ms the first slow_ms are a slow phase
  * (garbage collection) in which service times are multiplied by
- * slow_factor.
+ * slow_factor. Writing "READ WRITE" to model/slowdown multiplies each
+ * direction's service times by those factors from then on, on top of
+ * that, until "1 1" is written: a slow phase a test starts and ends when
+ * it wants, and one that slows writes more than reads, as an SSD's
+ * garbage collection does.
  *
  * 2. Presets (preset=ssd|hdd|none sets the defaults; any cost parameter
  * given overrides its preset value). The figures are explained in
@@ -69,6 +73,7 @@
 #define MODEL_MAX_CHANNELS	64
 #define MODEL_MAX_CGROUPS	32
 #define MODEL_MAX_DEVICES	16
+#define MODEL_MAX_SLOWDOWN	100	/* model/slowdown's factors */
 #define MODEL_SECTORS_PER_PAGE	(PAGE_SIZE >> SECTOR_SHIFT)
 
 static char *preset = "ssd";
@@ -176,6 +181,7 @@ struct model_dev {
 	spinlock_t lock;		/* guards the fields below; taken in hardirq */
 	u64 free_at[MODEL_MAX_CHANNELS];
 	sector_t next_pos;		/* where the last request ended */
+	u32 slowdown[2];		/* model/slowdown: per direction */
 	struct model_cg cg[MODEL_MAX_CGROUPS + 1];	/* the last: overflow */
 	unsigned int nr_cg;
 	u64 total_ns;
@@ -337,6 +343,7 @@ static u64 __model_schedule(struct model_dev *md, struct request *rq, u64 now,
 		if (rem < p->slow_ns)
 			c *= p->slow_factor;
 	}
+	c *= md->slowdown[dir];
 	md->next_pos = pos + blk_rq_sectors(rq);
 
 	for (i = 1; i < p->channels; i++)
@@ -515,6 +522,41 @@ static ssize_t stats_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(stats);
 
+static ssize_t slowdown_show(struct device *dev,
+			     struct device_attribute *attr, char *buf)
+{
+	struct model_dev *md = model_from_dev(dev);
+	unsigned long flags;
+	u32 r, w;
+
+	spin_lock_irqsave(&md->lock, flags);
+	r = md->slowdown[MODEL_READ];
+	w = md->slowdown[MODEL_WRITE];
+	spin_unlock_irqrestore(&md->lock, flags);
+	return sysfs_emit(buf, "%u %u\n", r, w);
+}
+
+/* "READ WRITE": each a factor from 1 to MODEL_MAX_SLOWDOWN. */
+static ssize_t slowdown_store(struct device *dev,
+			      struct device_attribute *attr,
+			      const char *buf, size_t count)
+{
+	struct model_dev *md = model_from_dev(dev);
+	unsigned long flags;
+	u32 r, w;
+	char end;
+
+	if (sscanf(buf, "%u %u %c", &r, &w, &end) != 2 ||
+	    r < 1 || w < 1 || r > MODEL_MAX_SLOWDOWN || w > MODEL_MAX_SLOWDOWN)
+		return -EINVAL;
+	spin_lock_irqsave(&md->lock, flags);
+	md->slowdown[MODEL_READ] = r;
+	md->slowdown[MODEL_WRITE] = w;
+	spin_unlock_irqrestore(&md->lock, flags);
+	return count;
+}
+static DEVICE_ATTR_RW(slowdown);
+
 static ssize_t params_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
@@ -537,6 +579,7 @@ static DEVICE_ATTR_RO(params);
 static struct attribute *model_attrs[] = {
 	&dev_attr_cgroup_time.attr,
 	&dev_attr_stats.attr,
+	&dev_attr_slowdown.attr,
 	&dev_attr_params.attr,
 	NULL,
 };
@@ -594,6 +637,8 @@ static int model_create(int index)
 	if (ret)
 		goto bad;
 	md->epoch_ns = ktime_get_ns();
+	md->slowdown[MODEL_READ] = 1;
+	md->slowdown[MODEL_WRITE] = 1;
 
 	md->cmds = kcalloc(queue_depth, sizeof(*md->cmds), GFP_KERNEL);
 	ret = -ENOMEM;

@@ -9,7 +9,10 @@
 #  c. two cgroups reading at once on one channel: the device time it
 #     reports per cgroup adds up to the device's busy time (io_ticks)
 #     within 10%, each cgroup's time is its IOs times the cost, its IOs
-#     are the reads io.stat counts for it; the shares are printed.
+#     are the reads io.stat counts for it; the shares are printed;
+#  d. model/slowdown "1 4" makes each write cost 4 times the model and
+#     leaves reads as they were, "1 1" ends it, and a malformed or out of
+#     range pair is refused and changes nothing.
 # shellcheck source=../lib.sh
 . /ioband/lib.sh
 
@@ -133,4 +136,31 @@ assert_eq "$(wc -c <"$SYS/model/cgroup_time")" 0 "cgroup_time after a reset"
 cg_remove model/a
 cg_remove model/b
 cg_remove model
+
+# ---- d. a slow phase by model/slowdown ----
+cost=200000
+model_load preset=ssd size_mb=256 channels=1 read_io_ns=$cost read_kib_ns=0 \
+	write_io_ns=$cost write_kib_ns=0
+assert_eq "$(cat "$SYS/model/slowdown")" "1 1" "slowdown when loaded"
+# service_of DD-ARGS...: the device time 10 direct 4k IOs of dd took.
+service_of() {
+	_s0=$(sed -n 's/^service_ns //p' "$SYS/model/stats")
+	dd bs=4k count=10 "$@" 2>/dev/null || fail "dd $* failed"
+	echo $(($(sed -n 's/^service_ns //p' "$SYS/model/stats") - _s0))
+}
+reads() { service_of if=/dev/model0 of=/dev/null iflag=direct; }
+writes() { service_of if=/dev/zero of=/dev/model0 oflag=direct; }
+echo "1 4" >"$SYS/model/slowdown" || fail "slowdown 1 4 refused"
+assert_eq "$(cat "$SYS/model/slowdown")" "1 4" "slowdown after writing 1 4"
+assert_eq "$(reads)" $((10 * cost)) "10 reads' device time, reads not slowed"
+assert_eq "$(writes)" $((40 * cost)) "10 writes' device time, writes 4 times slower"
+for bad in "0 1" "1" "1 2 3" "101 1" "x y" "1 -4"; do
+	if echo "$bad" >"$SYS/model/slowdown" 2>/dev/null; then
+		fail "slowdown \"$bad\" was taken"
+	fi
+done
+assert_eq "$(cat "$SYS/model/slowdown")" "1 4" "slowdown after the refused writes"
+echo "1 1" >"$SYS/model/slowdown" || fail "slowdown 1 1 refused"
+assert_eq "$(writes)" $((10 * cost)) "10 writes' device time once the slow phase ended"
+log "d: slowdown 1 4 made writes 4 times dearer and left reads; 1 1 ended it; 6 bad pairs refused"
 rmmod ioband_model
