@@ -24,7 +24,7 @@
 #                   (tests/modeldev, ssd and hdd), ioband against BFQ swept
 #                   and iocost given the true and its default model, on 6.1
 #                   and 6.12, 3 boots each: bench/results/modeldev/<kernel>.md|csv
-#                   (about 35 minutes a boot; takes the guest lock itself)
+#                   (about 43 minutes a boot; takes the guest lock itself)
 #   make bench-attribution  seed004 and bw2 with the module built with dm's
 #                   layout from source, from BTF and with none, on 6.1, 6.12
 #                   and newest: bench/results/attribution/ (about an hour)

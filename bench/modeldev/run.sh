@@ -8,7 +8,9 @@
 # device, scenario and variant of MB_DEVICES, MB_SCENARIOS, MB_VARIANTS in
 # that order. Prints per run and group
 #   RESULT <device> <scenario> <variant> <phase> <group> <weight> <device_ns> <ios> <bytes> <secs>
-# (phase "run"; the idle scenario: "both", "idle" and "back"), per run
+# (phase "run"; the idle scenario: "both", "idle" and "back"; the slow
+# scenario: "run", then "slow" and "after", each from MB_SETTLE s after the
+# slow phase's start and end to MB_SLOW s after it), per run
 #   RUNTIME <device> <scenario> <variant> <wall seconds>
 # or SKIP <device> <scenario> <variant> <why>, per device
 #   MODEL <device> <parameter> <value> ...
@@ -30,8 +32,9 @@
 . /ioband/lib.sh
 
 : "${MB_WARMUP:=2}" "${MB_SECS:=6}" "${MB_IDLE:=2}" "${MB_BACK:=1}"
+: "${MB_SLOW:=6}" "${MB_SETTLE:=2}" "${MB_SLOW_FACTORS:=1 4}"
 : "${MB_DEVICES:=ssd hdd}" "${MB_HDD_SCALE:=4}"
-: "${MB_SCENARIOS:=rrsw8 rw11 rr8-4 rr8-32 eq8-4 eq8-32 bw2 idle}"
+: "${MB_SCENARIOS:=rrsw8 rw11 rr8-4 rr8-32 eq8-4 eq8-32 bw2 idle slow}"
 : "${MB_VARIANTS:=none ioband:weight-iosize ioband:weight-time bfq bfq:slice_idle=0 bfq:low_latency=0 bfq:strict_guarantees=1 bfq:nr_requests=512 iocost:true iocost:default}"
 : "${MB_BW_JOBS:=16}" "${MB_BW_SIZE_MB:=4}" "${MB_BW_BS:=64k}" "${MB_BW_DIRTY_MB:=32}"
 if [ -z "${MB_RUNS:-}" ]; then
@@ -202,6 +205,17 @@ dirty_restore() {
 	[ "$2" = 0 ] || echo "$2" >/proc/sys/vm/dirty_background_bytes
 }
 
+# slow_phase "READ WRITE": the device's service times that many times the
+# model's from now on; snaps s2 MB_SETTLE s later and s3 MB_SLOW s after
+# the change.
+slow_phase() {
+	echo "$1" >"$SYS/model/slowdown" || fail "model/slowdown $1"
+	sleep "$MB_SETTLE"
+	snap s2
+	sleep $((MB_SLOW - MB_SETTLE))
+	snap s3
+}
+
 # run DEVICE SCENARIO VARIANT: start the scenario's jobs under the variant,
 # wait until each group has reached the device and MB_WARMUP more, then
 # measure its window(s).
@@ -218,6 +232,7 @@ run() {
 	rw11) WEIGHTS="a:100 b:100" ;;
 	bw2) WEIGHTS="a:200 b:100" _fs=1 ;;
 	idle) WEIGHTS="a:100 b:200" ;;
+	slow) WEIGHTS="a:100 b:100" ;;
 	*) fail "unknown scenario $2" ;;
 	esac
 	if ! variant_on "$_var"; then
@@ -239,7 +254,8 @@ run() {
 				--offset=$((_i * 64))m --size=64m &
 			_i=$((_i + 1))
 		done ;;
-	rw11)	# 4 KiB random reads against 4 KiB random writes at 1:1
+	rw11 | slow)	# 4 KiB random reads against 4 KiB random writes at
+		# 1:1; slow: then writes MB_SLOW_FACTORS times dearer for MB_SLOW s
 		job a --rw=randread --bs=4k --iodepth=16 --size=128m &
 		job b --rw=randwrite --bs=4k --iodepth=16 --offset=256m --size=128m & ;;
 	bw2)	# seed 004's buffered writers at 2:1 on one ext4, under lowered
@@ -266,7 +282,13 @@ run() {
 		snap s0
 		sleep "$MB_SECS"
 		snap s1
-		if [ "$_scen" = idle ]; then
+		if [ "$_scen" = slow ]; then
+			result run s0 s1
+			slow_phase "$MB_SLOW_FACTORS"
+			result slow s2 s3
+			slow_phase "1 1"
+			result after s2 s3
+		elif [ "$_scen" = idle ]; then
 			result both s0 s1
 			echo 1 >"$CGROOT/mb/b/cgroup.freeze"
 			snap s2
