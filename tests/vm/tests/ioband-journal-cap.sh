@@ -6,7 +6,10 @@
 # journal, whose own writes go down at once as urgent IO, while jc-a's
 # writeback waits here at its cap (its bios for seconds at times: those
 # its flusher submits under a journal handle are not held back). So:
-#   - jc-b's fsync p99 stays under 1 s;
+#   - jc-b's fsync p99 stays under 1 s, on a slow kernel that many
+#     times more (the debug kernel, 4 times slower, took 2.09 s in one
+#     run beside a busy host, whose kernel log had a 16 ms hrtimer
+#     interrupt, and under 1 s in the run before);
 #   - jc-a's writeback went through its own group;
 # and no hung task is reported (the harness checks the kernel log).
 # With nodelalloc, ext4's commit writes jc-a's data itself, from jbd2 as
@@ -54,7 +57,7 @@ wait "$writer" 2>/dev/null || true
 # an assertion fails and the harness unmounts.
 dmsetup message jc 0 range-bw "$a:0:0"
 assert_ge "$written" 2048 "sectors jc-a wrote through its group"
-assert_le "$p99" 100 "jc-b's fsync p99 in hundredths of a second"
+assert_le "$p99" "$(scaled 100)" "jc-b's fsync p99 in hundredths of a second"
 
 umount /mnt/jc
 dmsetup remove jc
