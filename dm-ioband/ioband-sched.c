@@ -709,6 +709,10 @@ static void ioband_sched_start_item(struct ioband_sched *sched,
 				    struct ioband_sched_item *item)
 {
 	item->dispatch_ns = sched->now;
+	if (!sched->in_flight || sched->in_flight < sched->time_model.channels)
+		item->flags |= IOBAND_ITEM_CHANNEL_FREE;
+	else
+		item->flags &= ~IOBAND_ITEM_CHANNEL_FREE;
 	ioband_flight_add(sched, item);
 	sched->in_flight++;
 	sched->window.in_flight_sectors += item->sectors;
@@ -1200,7 +1204,13 @@ void ioband_sched_init(struct ioband_sched *sched,
 	 */
 	__builtin_memset(sched, 0, sizeof(*sched));
 	sched->window.sectors = IOBAND_WINDOW_MIN_SECTORS;
-	sched->window.items = IOBAND_WINDOW_MIN_ITEMS;
+	/*
+	 * One item for the first period: every bio finds a channel free, so
+	 * the model's first service times are services, not latencies
+	 * behind another, which on a disk took the device for two channels
+	 * for good (section 18).
+	 */
+	sched->window.items = 1;
 	sched->window.writeback_hold_sectors = IOBAND_WRITEBACK_HOLD_MIN_SECTORS;
 	/* Before any period, weight-time charges as weight-iosize. */
 	sched->time_model.sector_cost[IOBAND_READ] = 1ULL << IOBAND_TIME_SHIFT;
@@ -1949,17 +1959,23 @@ static bool ioband_time_seen(const struct ioband_time_class *c)
  * smallest size, and its least is its smallest bios'), by least
  * squares, each class one point: every size the device was given in the
  * latest second, or whose count has not yet forgotten it, counts,
- * however rare. With one point, or all of one size, the line is flat:
- * it prices that size right, which is all the device was asked for, and
- * prices a larger bio low until one completes, where a line through the
- * origin priced a disk's 1 MiB read as 256 of its 4 KiB ones and held
- * its group for seconds. A line with a negative slope or intercept is
- * replaced by the best flat one or the best one through the origin.
+ * however rare, but a class whose least latency waited below only if
+ * all of the direction's did: with those in the line, on the ssd
+ * preset, 4 KiB reads beside bios of 4 KiB to 1 MiB, half writes,
+ * split the device's time up to 67% off 1:1, and reads against writes
+ * of those sizes at 8:1 up to 16% off. With one point, or all of one
+ * size, the line is flat: it prices that size right, which is all the
+ * device was asked for, and prices a larger bio low until one
+ * completes, where a line through the origin priced a disk's 1 MiB read
+ * as 256 of its 4 KiB ones and held its group for seconds. A line with
+ * a negative slope or intercept is replaced by the best flat one or the
+ * best one through the origin.
  */
 static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
 {
 	u64 n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, size, det;
 	const struct ioband_time_class *c;
+	bool waited_only = true;
 	s64 slope, intercept;
 	u32 i;
 
@@ -1967,7 +1983,14 @@ static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
 	m->sector_ns[dir] = 0;
 	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
 		c = &m->classes[dir][i];
-		if (!c->least_ns || (!c->items && !ioband_time_seen(c)))
+		if (c->least_ns && (c->items || ioband_time_seen(c)) &&
+		    c->least_kind != IOBAND_TIME_WAITED)
+			waited_only = false;
+	}
+	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
+		c = &m->classes[dir][i];
+		if (!c->least_ns || (!c->items && !ioband_time_seen(c)) ||
+		    (c->least_kind == IOBAND_TIME_WAITED && !waited_only))
 			continue;
 		size = c->least_sectors;
 		if (size > IOBAND_MAX_ITEM_COST)
@@ -2072,25 +2095,105 @@ static void ioband_time_forget(struct ioband_time_class *c)
 }
 
 /*
- * @c's least latency becomes the least of its slots, the latest
+ * Whether @ns of @kind is a better least latency for a class than
+ * @old_ns of @old_kind (0: none). A latency is no less than its bio's
+ * service, and one whose bio found a channel free is that service; one
+ * whose bio found none keeps a wait below, and a least that keeps one
+ * raises the model, which takes more channels for busy, which widens
+ * the window, which lengthens the wait: on a disk, bios of any size from
+ * 4 KiB to 1 MiB, each class a few a period, took each other's waits
+ * into their least latencies, the window grew to 90 bios for one
+ * channel and the model priced a 4 KiB read 42 times what it costs. So
+ * a latency that waited is better than one that did not only if less
+ * than half of it, which a class's sizes (twice its smallest) cannot
+ * explain: the device sped up (writes four times slower for a while,
+ * then not), or the bio that found a channel free waited on something
+ * else (a byte cap's next budget). Taken at any less, rare classes'
+ * latencies behind a wait put 4 KiB reads beside bios of 4 KiB to
+ * 1 MiB up to 19% off 1:1 on the ssd preset. Where the device is
+ * seen serving one bio at a time, a bio that found it busy gives its
+ * service instead: the time from the completion before its own, no
+ * more than its service, and the most of those is the best. It is
+ * better than any latency that waited; not than one that did not, for
+ * on a device of more channels than seen that time is less than the
+ * service.
+ */
+static bool ioband_time_better(u64 ns, enum ioband_time_kind kind,
+			       u64 old_ns, enum ioband_time_kind old_kind)
+{
+	if (!old_ns)
+		return true;
+	if (kind == IOBAND_TIME_SERIAL && old_kind != IOBAND_TIME_SERIAL)
+		return old_kind == IOBAND_TIME_WAITED;
+	if (old_kind == IOBAND_TIME_SERIAL && kind != IOBAND_TIME_SERIAL)
+		return kind == IOBAND_TIME_FREE;
+	if (kind == IOBAND_TIME_SERIAL)
+		return ns > old_ns;
+	if (kind == IOBAND_TIME_FREE && old_kind == IOBAND_TIME_WAITED)
+		return ns <= 2 * old_ns;
+	if (kind == IOBAND_TIME_WAITED && old_kind == IOBAND_TIME_FREE)
+		return 2 * ns < old_ns;
+	return ns < old_ns;
+}
+
+/*
+ * @item, of @c, completed at @now after @lat_ns: the best least latency
+ * of the current slot, and of the class at once.
+ */
+static void ioband_time_least(struct ioband_time_model *m,
+			      struct ioband_time_class *c,
+			      const struct ioband_sched_item *item,
+			      u64 lat_ns, u64 now)
+{
+	enum ioband_time_kind kind = IOBAND_TIME_FREE;
+	u32 slot = m->slot_index;
+	u64 ns = lat_ns;
+
+	if (!(item->flags & IOBAND_ITEM_CHANNEL_FREE)) {
+		kind = IOBAND_TIME_WAITED;
+		if (m->serial && now - m->complete_ns < lat_ns &&
+		    now != m->complete_ns) {
+			kind = IOBAND_TIME_SERIAL;
+			ns = now - m->complete_ns;
+		}
+	}
+	if (ioband_time_better(ns, kind, c->slot_least_ns[slot],
+			       c->slot_kind[slot])) {
+		c->slot_least_ns[slot] = ns;
+		c->slot_least_sectors[slot] = item->sectors;
+		c->slot_kind[slot] = kind;
+	}
+	if (ioband_time_better(ns, kind, c->least_ns, c->least_kind)) {
+		c->least_ns = ns;
+		c->least_sectors = item->sectors;
+		c->least_kind = kind;
+	}
+}
+
+/*
+ * @c's least latency becomes the best of its slots, the latest
  * IOBAND_TIME_LEAST_NS, probe periods included: at depth, one period
  * rarely has a bio of each class that found a channel free. A class
  * with no bio in that time keeps what it had.
  */
 static void ioband_time_renew_least(struct ioband_time_class *c)
 {
+	enum ioband_time_kind kind = IOBAND_TIME_FREE;
 	u64 least = 0, sectors = 0;
 	u32 i;
 
 	for (i = 0; i < IOBAND_TIME_LEAST_SLOTS; i++)
 		if (c->slot_least_ns[i] &&
-		    (!least || c->slot_least_ns[i] < least)) {
+		    ioband_time_better(c->slot_least_ns[i], c->slot_kind[i],
+				       least, kind)) {
 			least = c->slot_least_ns[i];
 			sectors = c->slot_least_sectors[i];
+			kind = c->slot_kind[i];
 		}
 	if (least) {
 		c->least_ns = least;
 		c->least_sectors = sectors;
+		c->least_kind = kind;
 	}
 }
 
@@ -2149,12 +2252,20 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
  * Section 14: the window in items under weight-time, from the channels
  * the latest periods kept busy, the latest period's included.
  */
-static u32 ioband_time_window_items(const struct ioband_time_model *m)
+static u32 ioband_time_window_items(struct ioband_time_model *m)
 {
 	u64 busy = ioband_best_of_periods(m->period_busy), items;
 
 	if (busy > (u64)IOBAND_MAX_IO_LIMIT << 8)
 		busy = (u64)IOBAND_MAX_IO_LIMIT << 8;
+	m->channels = busy >> 8;
+	/*
+	 * Serving one bio at a time: less than one and a half channels
+	 * busy. A disk priced right shows 1 to 1.1; a device of two
+	 * channels 1.96, which taken for one priced its rare sizes at the
+	 * time between two completions, a fraction of their service.
+	 */
+	m->serial = busy && busy < 3 << 7;
 	/* u32: no 64-bit division on a 32-bit kernel */
 	if (!((u32)m->periods % IOBAND_WINDOW_PROBE_PERIODS)) {
 		items = busy >> 8;
@@ -2178,6 +2289,7 @@ static void ioband_time_complete(struct ioband_sched *sched,
 
 	if (!m->period_start_ns || ioband_vt_before(now, m->period_start_ns)) {
 		m->period_start_ns = now;
+		m->complete_ns = now;
 		return;
 	}
 	if (!sched->nr_queued)
@@ -2188,21 +2300,14 @@ static void ioband_time_complete(struct ioband_sched *sched,
 			lat_ns = IOBAND_NS_PER_SEC - 1;
 		if (!lat_ns)
 			lat_ns = 1;
-		if (!c->slot_least_ns[m->slot_index] ||
-		    lat_ns < c->slot_least_ns[m->slot_index]) {
-			c->slot_least_ns[m->slot_index] = lat_ns;
-			c->slot_least_sectors[m->slot_index] = item->sectors;
-		}
-		if (!c->least_ns || lat_ns <= c->least_ns) {
-			c->least_ns = lat_ns;
-			c->least_sectors = item->sectors;
-		}
+		ioband_time_least(m, c, item, lat_ns, now);
 		c->period_items++;
 		c->period_sectors += item->sectors;
 		m->period_service_ns += ioband_time_service_ns(m, dir,
 							       item->sectors);
 		m->period_lat_ns += lat_ns;
 	}
+	m->complete_ns = now;
 	if (now - m->period_start_ns < IOBAND_TIME_PERIOD_NS)
 		return;
 	ioband_time_end_period(m, now, now - m->period_start_ns);

@@ -92,9 +92,9 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * channels the model's service times kept busy at best over the latest
  * IOBAND_WINDOW_RATE_PERIODS of its periods, and at least
  * IOBAND_WINDOW_MIN_ITEMS; one of its periods in
- * IOBAND_WINDOW_PROBE_PERIODS, no more than those channels, so that
- * bios find a channel free and the model's least latencies stay
- * service times.
+ * IOBAND_WINDOW_PROBE_PERIODS, and the first, no more than those
+ * channels (1 item for the first), so that bios find a channel free and
+ * the model's least latencies stay service times.
  */
 #define IOBAND_WINDOW_MIN_ITEMS		2
 #define IOBAND_WINDOW_PROBE_PERIODS	8
@@ -245,6 +245,25 @@ enum {
 	 * against the window (section 14a).
 	 */
 	IOBAND_ITEM_OVERDUE = 1 << 3,
+	/*
+	 * Set by the core: went down with nothing of ours in flight, or
+	 * fewer items than the channels the device was seen to keep busy,
+	 * so it found a channel free and its latency is its service
+	 * (section 18).
+	 */
+	IOBAND_ITEM_CHANNEL_FREE = 1 << 4,
+};
+
+/*
+ * What a least latency of weight-time's model is (section 18): the
+ * latency of a bio that found a channel free, or of one that did not,
+ * or, on a device seen serving one bio at a time, the service of one
+ * that did not (the time from the completion before its own).
+ */
+enum ioband_time_kind {
+	IOBAND_TIME_FREE,
+	IOBAND_TIME_WAITED,
+	IOBAND_TIME_SERIAL,
 };
 
 /*
@@ -438,9 +457,11 @@ struct ioband_window {
 struct ioband_time_class {
 	u64 least_ns;		/* least latency, 0: none measured yet */
 	u64 least_sectors;	/* the size of the bio that set least_ns */
-	/* The least of each slot of the latest second, 0: none. */
+	enum ioband_time_kind least_kind;	/* what least_ns is */
+	/* The best of each slot of the latest second, 0: none. */
 	u64 slot_least_ns[IOBAND_TIME_LEAST_SLOTS];
 	u64 slot_least_sectors[IOBAND_TIME_LEAST_SLOTS];
+	enum ioband_time_kind slot_kind[IOBAND_TIME_LEAST_SLOTS];
 	u64 period_items;
 	u64 period_sectors;
 	/* Items and sectors completed, each period's 2^-4 less after it. */
@@ -458,6 +479,7 @@ struct ioband_time_model {
 	u64 slot_start_ns;	/* of the current least-latency slot */
 	u32 slot_index;
 	u64 period_start_ns;
+	u64 complete_ns;	/* the latest completion */
 	u64 period_service_ns;	/* the model's service of its completions */
 	u64 period_lat_ns;	/* and their latencies */
 	/*
@@ -467,6 +489,8 @@ struct ioband_time_model {
 	 */
 	u64 period_busy[IOBAND_WINDOW_RATE_PERIODS];
 	u32 busy_index;
+	u32 channels;		/* the most of those, whole: 0 before any */
+	bool serial;		/* some busy, less than 1.5 channels */
 	bool period_idle;	/* a completion found nothing held */
 	/* Service time, by direction: io_ns + sector_ns x sectors >> 16. */
 	u64 io_ns[IOBAND_NR_DIRS];
