@@ -466,6 +466,24 @@ static void ioband_sched_update_credit(struct ioband_sched *sched)
 }
 
 /*
+ * What a bio of @dir costs under weight-time while that direction is not
+ * in the model (before the first period, or no bio of it completed in
+ * the latest second): one sector-equivalent whatever its size. Priced
+ * low, its bios go down and put it in the model within a period (as a
+ * size not yet seen, section 18). By its sectors, as it was, rrsw8's
+ * first 256 KiB write on a disk cost 64 of the 4 KiB reads beside it,
+ * its group's tag went seconds ahead and no write completed to correct
+ * it; priced as the other direction's line, a sequential write was a
+ * random read, five times what it costs on the bench's hdd, and the
+ * writer got one forty-ninth of the reader's time for one eighth.
+ */
+static void ioband_time_cost_unmeasured(struct ioband_time_model *m, u32 dir)
+{
+	m->io_cost[dir] = 1ULL << IOBAND_TIME_SHIFT;
+	m->sector_cost[dir] = 0;
+}
+
+/*
  * weight-time's cost of @item (section 18): the device time of its
  * direction's IO and of its sectors, in sector-equivalents, in tokens of
  * 2^-IOBAND_TIME_TOKEN_SHIFT of one. A discard or write-zeroes is left
@@ -1212,9 +1230,8 @@ void ioband_sched_init(struct ioband_sched *sched,
 	 */
 	sched->window.items = 1;
 	sched->window.writeback_hold_sectors = IOBAND_WRITEBACK_HOLD_MIN_SECTORS;
-	/* Before any period, weight-time charges as weight-iosize. */
-	sched->time_model.sector_cost[IOBAND_READ] = 1ULL << IOBAND_TIME_SHIFT;
-	sched->time_model.sector_cost[IOBAND_WRITE] = 1ULL << IOBAND_TIME_SHIFT;
+	ioband_time_cost_unmeasured(&sched->time_model, IOBAND_READ);
+	ioband_time_cost_unmeasured(&sched->time_model, IOBAND_WRITE);
 	sched->window.overdue_ns = IOBAND_OVERDUE_MIN_NS;
 	ioband_sched_apply_params(sched, params);
 }
@@ -2055,9 +2072,12 @@ static void ioband_time_update_costs(struct ioband_time_model *m)
 	for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
 		m->io_cost[dir] = 0;
 		m->sector_cost[dir] = 1ULL << IOBAND_TIME_SHIFT;
-		if (m->rate_limited || !m->unit_ns ||
-		    (!m->io_ns[dir] && !m->sector_ns[dir]))
+		if (m->rate_limited)
 			continue;
+		if (!m->unit_ns || (!m->io_ns[dir] && !m->sector_ns[dir])) {
+			ioband_time_cost_unmeasured(m, dir);
+			continue;
+		}
 		m->io_cost[dir] = ioband_mul_div(m->io_ns[dir] << 16,
 						 1ULL << IOBAND_TIME_SHIFT,
 						 m->unit_ns);
