@@ -2049,26 +2049,21 @@ static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
  * The costs of each direction in sector-equivalents: the mean device
  * time of a sector over what recently completed, so that on a device
  * whose time is its bytes a bio costs its sectors, as under
- * weight-iosize, and a token_base keeps its meaning in sectors.
+ * weight-iosize, and a token_base keeps its meaning in sectors. Summed
+ * per period and forgotten as a whole (unit_time_ns, unit_sectors), not
+ * over the classes' counts: a class's count is forgotten rounded up, so
+ * a writer's one 256 KiB write every few periods was in the mean one
+ * period and out the next, the unit moved 200 times between them, and
+ * a write charged at the small one put its group's tag seconds ahead.
  */
 static void ioband_time_update_costs(struct ioband_time_model *m)
 {
-	const struct ioband_time_class *c;
-	u64 time = 0, sectors = 0;
-	u32 dir, i;
+	u32 dir;
 
-	for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
+	for (dir = 0; dir < IOBAND_NR_DIRS; dir++)
 		ioband_time_fit(m, dir);
-		for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
-			c = &m->classes[dir][i];
-			if (!c->least_ns)
-				continue;
-			/* items < 2^25, least < 2^30, 24 classes */
-			time += c->items * c->least_ns;
-			sectors += c->sectors;
-		}
-	}
-	m->unit_ns = sectors ? ioband_mul_div(time, 1ULL << 16, sectors) : 0;
+	m->unit_ns = m->unit_sectors ?
+		     ioband_mul_div(m->unit_time_ns, 1ULL << 16, m->unit_sectors) : 0;
 	for (dir = 0; dir < IOBAND_NR_DIRS; dir++) {
 		m->io_cost[dir] = 0;
 		m->sector_cost[dir] = 1ULL << IOBAND_TIME_SHIFT;
@@ -2242,6 +2237,8 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 	m->period_busy[m->busy_index] = ioband_mul_div(busy_ns, 256, elapsed);
 	m->busy_index = (m->busy_index + 1) % IOBAND_WINDOW_RATE_PERIODS;
 
+	m->unit_time_ns -= m->unit_time_ns >> IOBAND_TIME_FORGET_SHIFT;
+	m->unit_sectors -= m->unit_sectors >> IOBAND_TIME_FORGET_SHIFT;
 	for (dir = 0; dir < IOBAND_NR_DIRS; dir++)
 		for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
 			c = &m->classes[dir][i];
@@ -2251,6 +2248,11 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 			}
 			ioband_time_renew_least(c);
 			ioband_time_forget(c);
+			if (c->least_ns) {
+				/* items < 2^25, least < 2^30, 24 classes */
+				m->unit_time_ns += c->period_items * c->least_ns;
+				m->unit_sectors += c->period_sectors;
+			}
 			c->items += c->period_items;
 			c->sectors += c->period_sectors;
 			c->period_items = 0;

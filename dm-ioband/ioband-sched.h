@@ -496,6 +496,13 @@ struct ioband_time_model {
 	u64 io_ns[IOBAND_NR_DIRS];
 	u64 sector_ns[IOBAND_NR_DIRS];	/* << 16 */
 	u64 unit_ns;		/* a sector-equivalent, << 16; 0: none yet */
+	/*
+	 * What unit_ns is of: each period's completions, in their class's
+	 * least latency and in sectors, each period 2^-IOBAND_TIME_FORGET_SHIFT
+	 * less after it.
+	 */
+	u64 unit_time_ns;
+	u64 unit_sectors;
 	/* What a bio costs, by direction, << IOBAND_TIME_SHIFT. */
 	u64 io_cost[IOBAND_NR_DIRS];
 	u64 sector_cost[IOBAND_NR_DIRS];
