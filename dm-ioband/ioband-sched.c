@@ -2249,7 +2249,13 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 			ioband_time_renew_least(c);
 			ioband_time_forget(c);
 			if (c->least_ns) {
-				/* items < 2^25, least < 2^30, 24 classes */
+				/*
+				 * No more than the latencies of the period's
+				 * completions, each under 1 s, of no more in
+				 * flight than the largest window (2^17
+				 * bios of a sector): < 2^48 a period, < 2^52
+				 * with the sums forgotten 1/16 a period.
+				 */
 				m->unit_time_ns += c->period_items * c->least_ns;
 				m->unit_sectors += c->period_sectors;
 			}
