@@ -6,6 +6,13 @@
  *
  *   device  per_io=TIME per_sector=TIME depth=N
  *           [mbps=N | budget=BYTES] [tick=TIME]
+ *           [seek=TIME stroke=TIME size=SECTORS] [jitter=PCT]
+ *           [order=fifo|sort]
+ *      seek: a disk's head; an IO not starting where the previous one
+ *      ended costs seek more, plus stroke times its distance over size
+ *      (default 2097152, 1 GiB). jitter: each service time drawn from
+ *      +-PCT% of its cost. order=sort serves the FIFO in ascending LBA
+ *      from the head, wrapping, as mq-deadline sorts.
  *      The servers model: depth servers, each IO taking per_io +
  *      per_sector x sectors. mbps or budget adds the tick model of
  *      null_blk's mbps= cap: a budget of BYTES (mbps: N MiB/s x tick,
@@ -21,8 +28,13 @@
  *           [urgent=PCT] [discard=PCT]
  *           [think=TIME] [on=TIME off=TIME] [start=TIME] [stop=TIME]
  *           [min=KBPS] [max=KBPS] [parent=NAME]
+ *           [lba=random|seq] [region=OFFSET+SPAN]
  *      parent: a group declared earlier (not the default group), whose
  *      share this group's is a part of (section 19 of the design).
+ *      lba and region, in sectors, place its IOs on a device with
+ *      seek=: random in the region (aligned to their size) or
+ *      sequential through it; by default group N (from 1) has the
+ *      128 MiB at (N - 1) x 256 MiB, as the bench lays its files out.
  *      min and max are the group's reservation and limit in KB/s (1 KB/s
  *      = 2 sectors per second; 0 = none), used by the range policies.
  *      urgent: the percentage of IOs marked urgent (metadata, journal:
@@ -254,6 +266,19 @@ static int parse_group(struct sim_cfg *cfg, char **w, int nw, char *err,
 		} else if (!strcmp(key, "parent")) {
 			g.parent = find_group(cfg, val);
 			bad = g.parent <= 0;
+		} else if (!strcmp(key, "lba")) {
+			g.seq = !strcmp(val, "seq");
+			bad = !g.seq && strcmp(val, "random");
+		} else if (!strcmp(key, "region")) {
+			char *plus = strchr(val, '+');
+
+			bad = !plus;
+			if (!bad) {
+				*plus++ = '\0';
+				bad = parse_u64(val, &g.offset) ||
+				      parse_u64(plus, &g.span) || !g.span;
+				g.region_set = true;
+			}
 		} else {
 			return fail(err, len, line, "unknown group setting %s",
 				    key);
@@ -428,6 +453,18 @@ static int parse_expect(struct sim_cfg *cfg, char **w, int nw, char *err,
 	return 0;
 }
 
+/* order=fifo|sort: the device's service order. */
+static int parse_order(const char *v, bool *sort)
+{
+	if (!strcmp(v, "fifo"))
+		*sort = false;
+	else if (!strcmp(v, "sort"))
+		*sort = true;
+	else
+		return 1;
+	return 0;
+}
+
 /* Sets *@flag; 0, so that it ends a chain of parses that failed with 1. */
 static int set_flag(bool *flag)
 {
@@ -472,6 +509,19 @@ static int parse_settings(struct sim_cfg *cfg, u64 *mbps, char **w, int nw,
 		else if (!strcmp(key, "tick"))
 			bad = parse_time(val, &cfg->dev.tick_ns) ||
 			      !cfg->dev.tick_ns;
+		else if (!strcmp(key, "seek"))
+			bad = parse_time(val, &cfg->dev.seek_ns);
+		else if (!strcmp(key, "stroke"))
+			bad = parse_time(val, &cfg->dev.stroke_ns);
+		else if (!strcmp(key, "size"))
+			bad = parse_u64(val, &cfg->dev.size_sectors) ||
+			      !cfg->dev.size_sectors ||
+			      cfg->dev.size_sectors > (1ULL << 40);
+		else if (!strcmp(key, "jitter"))
+			bad = u32_setting(val, &cfg->dev.jitter_pct) ||
+			      cfg->dev.jitter_pct > 99;
+		else if (!strcmp(key, "order"))
+			bad = parse_order(val, &cfg->dev.sort);
 		else if (!strcmp(key, "policy"))
 			bad = parse_policy(val, &x);
 		else if (!strcmp(key, "token_base"))
@@ -506,6 +556,7 @@ int sim_parse(FILE *in, struct sim_cfg *cfg, char *err, size_t len)
 	char buf[1024];
 	unsigned int line = 0;
 	u64 mbps = 0;
+	u32 i;
 
 	sim_cfg_init(cfg);
 	while (fgets(buf, sizeof(buf), in)) {
@@ -546,6 +597,20 @@ int sim_parse(FILE *in, struct sim_cfg *cfg, char *err, size_t len)
 					 1000000000ULL) * mbps;
 	if (mbps && !cfg->dev.budget_bytes)
 		return fail(err, len, line, "tick too short for mbps=");
+	for (i = 0; i < cfg->nr_groups; i++) {
+		struct sim_group_cfg *g = &cfg->groups[i];
+
+		if (!g->region_set) {
+			/* the bench's layout: 128 MiB every 256 MiB */
+			g->offset = (i ? i - 1 : 0) * 524288ULL;
+			g->span = 262144;
+		}
+		if (cfg->dev.seek_ns &&
+		    g->offset + g->span > cfg->dev.size_sectors)
+			return fail(err, len, line,
+				    "group %s: region beyond the device's size=",
+				    g->name);
+	}
 	if (!ioband_sched_params_valid(&cfg->params))
 		return fail(err, len, line, "sched settings out of range");
 	if (cfg->warmup_ns >= cfg->duration_ns)

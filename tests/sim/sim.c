@@ -35,6 +35,7 @@ struct sim_item {
 	struct ioband_sched_entity *ent;
 	u32 group;			/* the group that issued it */
 	u64 submit_ns;
+	u64 lba;			/* its first sector, on a seeking device */
 };
 
 #define ITEM_CHUNK 4096
@@ -103,6 +104,7 @@ struct grp {
 	/* waits in map while its group holds a full share (section 17) */
 	bool flusher_held;
 	u64 flusher_waits;
+	u64 next_lba;		/* lba=seq: its next, from its offset */
 };
 
 struct sim {
@@ -125,6 +127,8 @@ struct sim {
 	/* device */
 	u32 busy;
 	struct sim_item *fifo_head, *fifo_tail;
+	u64 head;		/* where the latest IO started ended */
+	u64 dev_rng;		/* the device's jitter */
 	u64 busy_since;
 	s64 budget;		/* bytes left in this tick (tick model) */
 	bool tick_closed;	/* refused one: nothing starts until the tick */
@@ -466,22 +470,41 @@ static void busy_account(struct sim *s)
 	s->busy_since = s->now;
 }
 
-/* What @item occupies a server for: by direction, if writes differ. */
-static u64 device_service_ns(const struct sim_device *dev,
-			     const struct sim_item *item)
+/*
+ * What @item occupies a server for, started now: by direction, if writes
+ * differ; with a seek from the head, and jitter, where the device has
+ * them.
+ */
+static u64 device_service_ns(struct sim *s, const struct sim_item *item)
 {
+	const struct sim_device *dev = &s->cfg->dev;
 	bool write = item->si.dir == IOBAND_WRITE;
 	u64 per_io = write && dev->write_per_io_set ?
 		     dev->write_per_io_ns : dev->per_io_ns;
 	u64 per_sector = write && dev->write_per_sector_set ?
 			 dev->write_per_sector_ns : dev->per_sector_ns;
+	u64 svc = per_io + per_sector * item->si.sectors;
 
-	return per_io + per_sector * item->si.sectors;
+	if (dev->seek_ns && item->lba != s->head) {
+		u64 d = item->lba > s->head ? item->lba - s->head :
+			s->head - item->lba;
+
+		svc += dev->seek_ns + (u64)((double)dev->stroke_ns * (double)d /
+					    (double)dev->size_sectors);
+	}
+	if (dev->seek_ns)
+		s->head = item->lba + item->si.sectors;
+	if (dev->jitter_pct) {
+		u64 span = svc * dev->jitter_pct / 100;
+
+		svc = svc - span + rand_range(&s->dev_rng, 0, 2 * span);
+	}
+	return svc;
 }
 
 static void device_start(struct sim *s, struct sim_item *item)
 {
-	u64 svc = device_service_ns(&s->cfg->dev, item);
+	u64 svc = device_service_ns(s, item);
 
 	busy_account(s);
 	s->busy++;
@@ -524,15 +547,42 @@ static bool device_admit(struct sim *s, const struct sim_item *item)
 	return false;
 }
 
-/* Starts the device FIFO's head IOs while the device takes them. */
+/*
+ * The FIFO's next IO: its head, or under order=sort the one of least LBA
+ * at or past the head, else of least LBA (mq-deadline's sort, its
+ * expiry aside).
+ */
+static struct sim_item **device_next(struct sim *s)
+{
+	struct sim_item **pp, **best = &s->fifo_head, **least = NULL;
+
+	if (!s->cfg->dev.sort)
+		return best;
+	best = NULL;
+	for (pp = &s->fifo_head; *pp; pp = &(*pp)->dev_next) {
+		if (!least || (*pp)->lba < (*least)->lba)
+			least = pp;
+		if ((*pp)->lba >= s->head &&
+		    (!best || (*pp)->lba < (*best)->lba))
+			best = pp;
+	}
+	return best ? best : least;
+}
+
+/* Starts the device FIFO's next IOs while the device takes them. */
 static void device_run_fifo(struct sim *s)
 {
-	while (s->fifo_head && device_admit(s, s->fifo_head)) {
-		struct sim_item *next = s->fifo_head;
+	struct sim_item **pp;
 
-		s->fifo_head = next->dev_next;
-		if (!s->fifo_head)
-			s->fifo_tail = NULL;
+	while (s->fifo_head && device_admit(s, *(pp = device_next(s)))) {
+		struct sim_item *next = *pp, *prev = NULL, *it;
+
+		*pp = next->dev_next;
+		if (s->fifo_tail == next) {
+			for (it = s->fifo_head; it; it = it->dev_next)
+				prev = it;
+			s->fifo_tail = prev;
+		}
 		device_start(s, next);
 	}
 }
@@ -913,6 +963,30 @@ static u64 open_interval(struct sim *s, u32 i)
  * there is work, else arms the timer: a waiting group's bio that goes
  * down at once can leave another group's bios to the loop (README.md).
  */
+/*
+ * Where group @i's next IO of @sectors starts: random in its region,
+ * aligned to its size as fio aligns to bs, or on from its latest.
+ */
+static u64 next_lba(struct sim *s, u32 i, u32 sectors)
+{
+	const struct sim_group_cfg *gc = &s->cfg->groups[i];
+	struct grp *g = &s->grps[i];
+	u64 slots, lba;
+
+	if (!s->cfg->dev.seek_ns || !sectors)
+		return 0;
+	if (gc->seq || gc->pattern == SIM_WRITEBACK) {
+		if (g->next_lba + sectors > gc->span)
+			g->next_lba = 0;
+		lba = gc->offset + g->next_lba;
+		g->next_lba += sectors;
+		return lba;
+	}
+	slots = gc->span / sectors;
+	return gc->offset +
+	       (slots ? rand_range(&g->rng, 0, slots - 1) : 0) * sectors;
+}
+
 static void submit_item(struct sim *s, u32 i, u32 sectors,
 			enum ioband_dir dir, u32 flags)
 {
@@ -925,6 +999,7 @@ static void submit_item(struct sim *s, u32 i, u32 sectors,
 	ioband_sched_item_init(&item->si, sectors, dir, flags);
 	item->group = i;
 	item->submit_ns = s->now;
+	item->lba = next_lba(s, i, sectors);
 	item->ent = NULL;
 	s->res->groups[i].submitted++;
 	if (s->in_window)
@@ -1219,6 +1294,7 @@ void sim_cfg_init(struct sim_cfg *cfg)
 	cfg->dev.per_sector_ns = 0;
 	cfg->dev.depth = 32;
 	cfg->dev.tick_ns = 20000000;	/* null_blk's TIMER_INTERVAL */
+	cfg->dev.size_sectors = 2097152;
 	ioband_sched_params_default(&cfg->params, IOBAND_POLICY_WEIGHT);
 	cfg->duration_ns = 1000000000ULL;
 	cfg->seed = 1;
@@ -1283,6 +1359,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 
 	ioband_sched_init(&s.sched, &cfg->params);
 	s.sched.vtime = cfg->vtime_start;
+	s.dev_rng = cfg->seed * 7919 + 1;
 	for (i = 0; i < s.n; i++) {
 		ioband_sched_entity_init(&s.sched, &s.grps[i].ent,
 					 cfg->groups[i].weight);

@@ -70,6 +70,18 @@ struct sim_device {
 	 */
 	u64 budget_bytes;
 	u64 tick_ns;
+	/*
+	 * A disk's head (seek=, stroke=): an IO that does not start where
+	 * the previous one ended costs seek_ns more, plus stroke_ns times
+	 * its distance over size_sectors. jitter_pct draws each service
+	 * time from +-jitter_pct% of its cost. sort: the FIFO is served in
+	 * ascending LBA order from the head, wrapping (mq-deadline's sort).
+	 */
+	u64 seek_ns;
+	u64 stroke_ns;
+	u64 size_sectors;
+	u32 jitter_pct;
+	bool sort;
 };
 
 struct sim_group_cfg {
@@ -97,6 +109,14 @@ struct sim_group_cfg {
 	u32 min_kbps;		/* reservation (range policies), 0 = none */
 	u32 max_kbps;		/* limit (range policies), 0 = none */
 	int parent;		/* index of the parent group, 0: none */
+	/*
+	 * Where its IOs go on a device with a head: random within
+	 * [offset, offset + span), or sequential through it (seq).
+	 */
+	bool seq;
+	bool region_set;
+	u64 offset;		/* sectors */
+	u64 span;		/* sectors */
 };
 
 enum sim_event_kind {
