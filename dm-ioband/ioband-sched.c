@@ -1986,13 +1986,17 @@ static bool ioband_time_seen(const struct ioband_time_class *c)
  * completes, where a line through the origin priced a disk's 1 MiB read
  * as 256 of its 4 KiB ones and held its group for seconds. A line with
  * a negative slope or intercept is replaced by the best flat one or the
- * best one through the origin.
+ * best one through the origin. A direction none of whose sizes is recent
+ * keeps its line, from every class it has measured: priced as
+ * unmeasured (a sector-equivalent a bio), a disk's one 256 KiB write a
+ * second cost a twentieth of its time, and its completion, priced so,
+ * made the device look capped by bytes.
  */
 static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
 {
 	u64 n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, size, det;
 	const struct ioband_time_class *c;
-	bool waited_only = true;
+	bool waited_only = true, recent = false;
 	s64 slope, intercept;
 	u32 i;
 
@@ -2000,13 +2004,19 @@ static void ioband_time_fit(struct ioband_time_model *m, u32 dir)
 	m->sector_ns[dir] = 0;
 	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
 		c = &m->classes[dir][i];
-		if (c->least_ns && (c->items || ioband_time_seen(c)) &&
+		if (c->least_ns && (c->items || ioband_time_seen(c)))
+			recent = true;
+	}
+	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
+		c = &m->classes[dir][i];
+		if (c->least_ns && (c->items || ioband_time_seen(c) || !recent) &&
 		    c->least_kind != IOBAND_TIME_WAITED)
 			waited_only = false;
 	}
 	for (i = 0; i < IOBAND_WINDOW_SIZE_CLASSES; i++) {
 		c = &m->classes[dir][i];
-		if (!c->least_ns || (!c->items && !ioband_time_seen(c)) ||
+		if (!c->least_ns ||
+		    (!c->items && !ioband_time_seen(c) && recent) ||
 		    (c->least_kind == IOBAND_TIME_WAITED && !waited_only))
 			continue;
 		size = c->least_sectors;
@@ -2127,11 +2137,11 @@ static void ioband_time_forget(struct ioband_time_class *c)
  * latencies behind a wait put 4 KiB reads beside bios of 4 KiB to
  * 1 MiB up to 19% off 1:1 on the ssd preset. Where the device is
  * seen serving one bio at a time, a bio that found it busy gives its
- * service instead: the time from the completion before its own, no
- * more than its service, and the most of those is the best. It is
- * better than any latency that waited; not than one that did not, for
- * on a device of more channels than seen that time is less than the
- * service.
+ * service instead (the time from the completion before its own), and
+ * the class's figure of that kind is the mean of those (see
+ * ioband_time_least()). It is better than any latency that waited;
+ * not than one that did not, for on a device of more channels than
+ * seen that time is less than the service.
  */
 static bool ioband_time_better(u64 ns, enum ioband_time_kind kind,
 			       u64 old_ns, enum ioband_time_kind old_kind)
@@ -2143,7 +2153,7 @@ static bool ioband_time_better(u64 ns, enum ioband_time_kind kind,
 	if (old_kind == IOBAND_TIME_SERIAL && kind != IOBAND_TIME_SERIAL)
 		return kind == IOBAND_TIME_FREE;
 	if (kind == IOBAND_TIME_SERIAL)
-		return ns > old_ns;
+		return true;
 	if (kind == IOBAND_TIME_FREE && old_kind == IOBAND_TIME_WAITED)
 		return ns <= 2 * old_ns;
 	if (kind == IOBAND_TIME_WAITED && old_kind == IOBAND_TIME_FREE)
@@ -2152,8 +2162,36 @@ static bool ioband_time_better(u64 ns, enum ioband_time_kind kind,
 }
 
 /*
+ * The mean of @c's services timed serially in the latest
+ * IOBAND_TIME_LEAST_NS, and of their sizes in *@sectors; 0: none.
+ */
+static u64 ioband_time_serial_mean(const struct ioband_time_class *c,
+				   u64 *sectors)
+{
+	u64 ns = 0, secs = 0, items = 0;
+	u32 i;
+
+	for (i = 0; i < IOBAND_TIME_LEAST_SLOTS; i++) {
+		ns += c->slot_serial_ns[i];
+		secs += c->slot_serial_sectors[i];
+		items += c->slot_serial_items[i];
+	}
+	if (!items)
+		return 0;
+	*sectors = ioband_div64(secs, items);
+	return ioband_div64(ns, items);
+}
+
+/*
  * @item, of @c, completed at @now after @lat_ns: the best least latency
- * of the current slot, and of the class at once.
+ * of the current slot, and of the class at once. A service timed
+ * serially is the time from the completion before: the bio's service
+ * and its seek, on a device serving one bio at a time in whatever
+ * order. The class's figure of them is their mean over the latest
+ * second, not their most: on a disk that seeks (20 to 110 ms a 4 KiB
+ * read) the most was the longest seek, priced every read at twice its
+ * mean, took the disk for three channels and let the loop above run
+ * away (tests/sim scenario hdd-seek-rr8-time).
  */
 static void ioband_time_least(struct ioband_time_model *m,
 			      struct ioband_time_class *c,
@@ -2162,7 +2200,7 @@ static void ioband_time_least(struct ioband_time_model *m,
 {
 	enum ioband_time_kind kind = IOBAND_TIME_FREE;
 	u32 slot = m->slot_index;
-	u64 ns = lat_ns;
+	u64 ns = lat_ns, sectors = item->sectors;
 
 	if (!(item->flags & IOBAND_ITEM_CHANNEL_FREE)) {
 		kind = IOBAND_TIME_WAITED;
@@ -2171,16 +2209,25 @@ static void ioband_time_least(struct ioband_time_model *m,
 			kind = IOBAND_TIME_SERIAL;
 			ns = now - m->complete_ns;
 		}
+	} else if (m->serial) {
+		kind = IOBAND_TIME_SERIAL;
+	}
+	if (kind == IOBAND_TIME_SERIAL) {
+		/* < 1 s each, fewer than 2^32 in a slot: < 2^62 */
+		c->slot_serial_ns[slot] += ns;
+		c->slot_serial_sectors[slot] += item->sectors;
+		c->slot_serial_items[slot]++;
+		ns = ioband_time_serial_mean(c, &sectors);
 	}
 	if (ioband_time_better(ns, kind, c->slot_least_ns[slot],
 			       c->slot_kind[slot])) {
 		c->slot_least_ns[slot] = ns;
-		c->slot_least_sectors[slot] = item->sectors;
+		c->slot_least_sectors[slot] = sectors;
 		c->slot_kind[slot] = kind;
 	}
 	if (ioband_time_better(ns, kind, c->least_ns, c->least_kind)) {
 		c->least_ns = ns;
-		c->least_sectors = item->sectors;
+		c->least_sectors = sectors;
 		c->least_kind = kind;
 	}
 }
@@ -2189,7 +2236,8 @@ static void ioband_time_least(struct ioband_time_model *m,
  * @c's least latency becomes the best of its slots, the latest
  * IOBAND_TIME_LEAST_NS, probe periods included: at depth, one period
  * rarely has a bio of each class that found a channel free. A class
- * with no bio in that time keeps what it had.
+ * with no bio in that time keeps what it had. Services timed serially
+ * count as their mean over that time.
  */
 static void ioband_time_renew_least(struct ioband_time_class *c)
 {
@@ -2205,6 +2253,21 @@ static void ioband_time_renew_least(struct ioband_time_class *c)
 			sectors = c->slot_least_sectors[i];
 			kind = c->slot_kind[i];
 		}
+	if (kind == IOBAND_TIME_SERIAL)
+		least = ioband_time_serial_mean(c, &sectors);
+	/*
+	 * A second of latencies that all waited below does not replace a
+	 * service measured before, unless less than half of it (the device
+	 * sped up): taken, a wait raised the model, the model's channels
+	 * widened the window and lengthened the wait, and on a disk that
+	 * seeks the loop ran away (a 4 KiB read priced at 1 s, the window
+	 * 70 bios for one channel: hdd-seek-rr8-time). A device that slows
+	 * down is still followed: the window's probe periods send down no
+	 * more than the channels, so its frequent classes find one free.
+	 */
+	if (kind == IOBAND_TIME_WAITED && c->least_ns &&
+	    c->least_kind != IOBAND_TIME_WAITED && 2 * least >= c->least_ns)
+		return;
 	if (least) {
 		c->least_ns = least;
 		c->least_sectors = sectors;
@@ -2223,8 +2286,7 @@ static void ioband_time_renew_least(struct ioband_time_class *c)
 static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 				   u64 elapsed)
 {
-	u64 busy_ns = m->period_service_ns < m->period_lat_ns ?
-		      m->period_service_ns : m->period_lat_ns;
+	u64 busy_ns;
 	bool new_slot = now - m->slot_start_ns >=
 			IOBAND_TIME_LEAST_NS / IOBAND_TIME_LEAST_SLOTS;
 	struct ioband_time_class *c;
@@ -2234,8 +2296,34 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 		m->slot_index = (m->slot_index + 1) % IOBAND_TIME_LEAST_SLOTS;
 		m->slot_start_ns = now;
 	}
-	m->period_busy[m->busy_index] = ioband_mul_div(busy_ns, 256, elapsed);
-	m->busy_index = (m->busy_index + 1) % IOBAND_WINDOW_RATE_PERIODS;
+	/*
+	 * A figure of a few completions is a coarse one: on a disk of
+	 * 50 ms a read, a 55 ms period holding two completions says 1.8
+	 * channels, and the best of the latest figures (the window's) took
+	 * the disk for two channels; a bio that went down behind another
+	 * then counted as one that found a channel free, its wait raised
+	 * the model, and the loop below ran away. So a figure sums periods
+	 * until it holds IOBAND_TIME_BUSY_ITEMS completions: within an
+	 * eighth of the truth on a device serving one bio at a time. A
+	 * fast device has that many in every period.
+	 */
+	m->busy_service_ns += m->period_service_ns;
+	m->busy_lat_ns += m->period_lat_ns;
+	m->busy_elapsed_ns += elapsed;
+	m->busy_completions += m->period_completions;
+	if (m->busy_completions >= IOBAND_TIME_BUSY_ITEMS ||
+	    m->busy_elapsed_ns >= IOBAND_TIME_LEAST_NS) {
+		busy_ns = m->busy_service_ns < m->busy_lat_ns ?
+			  m->busy_service_ns : m->busy_lat_ns;
+		m->period_busy[m->busy_index] =
+			ioband_mul_div(busy_ns, 256, m->busy_elapsed_ns);
+		m->busy_index = (m->busy_index + 1) %
+				IOBAND_WINDOW_RATE_PERIODS;
+		m->busy_service_ns = 0;
+		m->busy_lat_ns = 0;
+		m->busy_elapsed_ns = 0;
+		m->busy_completions = 0;
+	}
 
 	m->unit_time_ns -= m->unit_time_ns >> IOBAND_TIME_FORGET_SHIFT;
 	m->unit_sectors -= m->unit_sectors >> IOBAND_TIME_FORGET_SHIFT;
@@ -2245,6 +2333,9 @@ static void ioband_time_end_period(struct ioband_time_model *m, u64 now,
 			if (new_slot) {
 				c->slot_least_ns[m->slot_index] = 0;
 				c->slot_least_sectors[m->slot_index] = 0;
+				c->slot_serial_ns[m->slot_index] = 0;
+				c->slot_serial_sectors[m->slot_index] = 0;
+				c->slot_serial_items[m->slot_index] = 0;
 			}
 			ioband_time_renew_least(c);
 			ioband_time_forget(c);
@@ -2334,6 +2425,7 @@ static void ioband_time_complete(struct ioband_sched *sched,
 		m->period_service_ns += ioband_time_service_ns(m, dir,
 							       item->sectors);
 		m->period_lat_ns += lat_ns;
+		m->period_completions++;
 	}
 	m->complete_ns = now;
 	if (now - m->period_start_ns < IOBAND_TIME_PERIOD_NS)
@@ -2343,6 +2435,7 @@ static void ioband_time_complete(struct ioband_sched *sched,
 	m->period_idle = false;
 	m->period_service_ns = 0;
 	m->period_lat_ns = 0;
+	m->period_completions = 0;
 	m->period_start_ns = now;
 }
 

@@ -193,6 +193,12 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
 #define IOBAND_TIME_MAX_SECTOR_COST	1024
 #define IOBAND_TIME_RATE_LIMITED	2
 /*
+ * A figure of the channels kept busy is taken over at least
+ * IOBAND_TIME_BUSY_ITEMS completions (or IOBAND_TIME_LEAST_NS), however
+ * many periods that takes: see ioband_time_end_period().
+ */
+#define IOBAND_TIME_BUSY_ITEMS		8
+/*
  * weight-time's tokens are 1/16 of a sector-equivalent: rounded to whole
  * ones, a 4 KiB read at 1.64 a sector (13.1) and a 4 KiB write at 0.70
  * (5.6) cost 13 and 6, and a read-against-write pair split the device's
@@ -462,6 +468,13 @@ struct ioband_time_class {
 	u64 slot_least_ns[IOBAND_TIME_LEAST_SLOTS];
 	u64 slot_least_sectors[IOBAND_TIME_LEAST_SLOTS];
 	enum ioband_time_kind slot_kind[IOBAND_TIME_LEAST_SLOTS];
+	/*
+	 * Each slot's services timed on a device serving one bio at a
+	 * time (IOBAND_TIME_SERIAL): their sum, sectors and count.
+	 */
+	u64 slot_serial_ns[IOBAND_TIME_LEAST_SLOTS];
+	u64 slot_serial_sectors[IOBAND_TIME_LEAST_SLOTS];
+	u64 slot_serial_items[IOBAND_TIME_LEAST_SLOTS];
 	u64 period_items;
 	u64 period_sectors;
 	/* Items and sectors completed, each period's 2^-4 less after it. */
@@ -482,10 +495,16 @@ struct ioband_time_model {
 	u64 complete_ns;	/* the latest completion */
 	u64 period_service_ns;	/* the model's service of its completions */
 	u64 period_lat_ns;	/* and their latencies */
+	u64 period_completions;	/* and how many */
+	/* The busy figure being taken: periods so far, summed. */
+	u64 busy_service_ns;
+	u64 busy_lat_ns;
+	u64 busy_elapsed_ns;
+	u64 busy_completions;
 	/*
-	 * Channels kept busy (x 256) in each of the latest periods: the
-	 * model's service of the period's completions over its length, and
-	 * no more than their latencies say (Little's law).
+	 * Channels kept busy (x 256) in each of the latest figures: the
+	 * model's service of their completions over their length, and no
+	 * more than their latencies say (Little's law).
 	 */
 	u64 period_busy[IOBAND_WINDOW_RATE_PERIODS];
 	u32 busy_index;
