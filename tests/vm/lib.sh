@@ -175,6 +175,21 @@ cg_run() {
 	exec "$@"' "$CGROOT/$_cg_path" "$@"
 }
 
+# cg_kill PATH: kill every process in cgroup PATH and wait until they are
+# gone (10 s, scaled). `kill $!` of a `cg_run ... &` kills the shell that
+# runs the command, not the command: a dd went on writing, and the file
+# system it wrote to could not be unmounted.
+cg_kill() {
+	if [ -e "$CGROOT/$1/cgroup.kill" ]; then
+		echo 1 >"$CGROOT/$1/cgroup.kill"
+	else
+		# shellcheck disable=SC2046 # one pid a word
+		kill -KILL $(cat "$CGROOT/$1/cgroup.procs") 2>/dev/null || true
+	fi
+	wait_for 10 _cg_empty "$1"
+}
+_cg_empty() { ! grep -q . "$CGROOT/$1/cgroup.procs"; }
+
 # io_snapshot MAJ:MIN CGROUP...: "<uptime, centiseconds> <read sectors
 # of each>" on device MAJ:MIN, from the cgroups' io.stat (what the device
 # served them, not what they asked), read in one go so that the figures and

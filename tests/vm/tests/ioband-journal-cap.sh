@@ -51,7 +51,7 @@ wait_max=$(group_stat jc "$a" wait_max_ns)
 written=$(group_stat jc "$a" write_sectors)
 log "jc-b's fsync latency in hundredths of a second: median $(sed -n 50p fsync.lat), p90 $(sed -n 90p fsync.lat), p99 $p99, max $(sed -n 100p fsync.lat)"
 log "jc-a: $written sectors written, its longest wait here $((wait_max / 1000000)) ms, its flusher waited $(group_stat jc "$a" writeback_waits) times"
-kill "$writer" 2>/dev/null || true
+cg_kill jc-a
 wait "$writer" 2>/dev/null || true
 # Lift the cap first, so that jc-a's dirty pages drain at once, also when
 # an assertion fails and the harness unmounts.
