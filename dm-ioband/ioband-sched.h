@@ -198,6 +198,8 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * many periods that takes: see ioband_time_end_period().
  */
 #define IOBAND_TIME_BUSY_ITEMS		8
+/* The sector-equivalent moves when it is this many times off. */
+#define IOBAND_TIME_UNIT_STEP		4
 /*
  * weight-time's tokens are 1/16 of a sector-equivalent: rounded to whole
  * ones, a 4 KiB read at 1.64 a sector (13.1) and a 4 KiB write at 0.70
@@ -207,6 +209,8 @@ static inline bool ioband_policy_is_range(enum ioband_policy policy)
  * sector-equivalents).
  */
 #define IOBAND_TIME_TOKEN_SHIFT		4
+/* ns x 2^IOBAND_TIME_NS_SHIFT / unit_ns: tokens (unit_ns is << 16). */
+#define IOBAND_TIME_NS_SHIFT		(16 + IOBAND_TIME_TOKEN_SHIFT)
 
 /* Largest values accepted, so that no tag arithmetic can overflow. */
 #define IOBAND_MAX_IO_LIMIT		65536
@@ -289,6 +293,9 @@ struct ioband_sched_item {
 	u32 sectors;
 	enum ioband_dir dir;	/* charged differently under weight-time */
 	u32 flags;		/* IOBAND_ITEM_* */
+	u32 cost;		/* tokens charged, 0: not (yet) */
+	/* weight-time: the model's service when charged, 0: none */
+	u64 service_ns;
 };
 
 /*
@@ -347,6 +354,12 @@ struct ioband_sched_entity {
 	u64 in_flight_sectors;	/* of its items, dispatched, not completed */
 	u64 queued_sectors;	/* of its items, held */
 	u64 peak_sectors;	/* its recent most, in flight and held */
+	/*
+	 * weight-time on a device serving one bio at a time: the service
+	 * its bios took beyond the model's when they were charged (ns,
+	 * either sign), settled with its next bio.
+	 */
+	s64 time_carry;
 
 	/* Range policies (section 8); kept, unused, under the others. */
 	u32 min_kbps;			/* reservation, 0 = none */
@@ -501,6 +514,7 @@ struct ioband_time_model {
 	u64 busy_lat_ns;
 	u64 busy_elapsed_ns;
 	u64 busy_completions;
+	bool busy_idle;		/* a completion in it found nothing held */
 	/*
 	 * Channels kept busy (x 256) in each of the latest figures: the
 	 * model's service of their completions over their length, and no
@@ -668,6 +682,8 @@ static inline void ioband_sched_item_init(struct ioband_sched_item *item,
 	item->sectors = sectors;
 	item->dir = dir;
 	item->flags = flags;
+	item->cost = 0;
+	item->service_ns = 0;
 }
 
 /*

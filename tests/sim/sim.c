@@ -446,10 +446,14 @@ static void intervals_reset(struct sim *s)
 
 /*
  * The core's cost of @item (ioband-design.rst sections 1 and 18), in
- * tokens: asked of the core, whose weight-time cost is what it learnt.
+ * tokens: what the core charged it, once it has (under weight-time the
+ * price it learnt, with what the group's earlier bios took beyond theirs
+ * settled), else what it would charge it now.
  */
 static u64 item_cost(const struct sim *s, const struct sim_item *item)
 {
+	if (item->si.cost)
+		return item->si.cost;
 	return ioband_sched_item_cost(&s->sched, &item->si);
 }
 
