@@ -35,8 +35,8 @@
  * group may enter the window holding return credit, the last term is the
  * rounding of 2^32 / weight).
  *
- * The random scenarios cover both device models (servers, and ticks as
- * null_blk's mbps=), io_limit unset or set, closed loops of depth 1 to
+ * The random scenarios cover both device models (servers, some of them
+ * disks that seek, and ticks as null_blk's mbps=), io_limit unset or set, closed loops of depth 1 to
  * 256 with think times on both sides of IOBAND_IDLE_NS, open loops,
  * writeback groups (bounded pools, bursts, gaps), urgent and sized
  * items, and live changes. Separate families: deep loads run long
@@ -150,11 +150,26 @@ static double random_device(u64 *rng, struct sim_cfg *cfg, u32 max_size,
 	dev->depth = (u32)(pick(rng, 0, 3) ? pick(rng, 1, 64) :
 			   pick(rng, 65, 256));
 	if (pick(rng, 0, 2)) {
-		/* servers */
+		/*
+		 * servers; one in four a disk that seeks, from its own draws
+		 * so that the other scenarios stay what they were
+		 */
+		u64 disk = *rng ^ 0xd15c;
+		double seek = 0;
+
 		dev->per_io_ns = slow ? pick(rng, 200000, 5000000) :
 				 pick(rng, 1000, 1000000);
 		dev->per_sector_ns = pick(rng, 0, 3) ? pick(rng, 0, 2000) : 0;
-		return dev->depth / ((double)dev->per_io_ns +
+		if (!pick(&disk, 0, 3)) {
+			dev->depth = 1;
+			dev->seek_ns = pick(&disk, 1000000, 10000000);
+			dev->stroke_ns = pick(&disk, 0, 40000000);
+			dev->size_sectors = 1ULL << 25;	/* 16 GiB: 64 regions */
+			dev->jitter_pct = (u32)pick(&disk, 0, 30);
+			dev->sort = pick(&disk, 0, 1);
+			seek = (double)dev->seek_ns + dev->stroke_ns / 3.0;
+		}
+		return dev->depth / ((double)dev->per_io_ns + seek +
 				     (double)dev->per_sector_ns * avg_sectors);
 	}
 	/*

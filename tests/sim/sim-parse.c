@@ -12,7 +12,8 @@
  *      ended costs seek more, plus stroke times its distance over size
  *      (default 2097152, 1 GiB). jitter: each service time drawn from
  *      +-PCT% of its cost. order=sort serves the FIFO in ascending LBA
- *      from the head, wrapping, as mq-deadline sorts.
+ *      from the head, wrapping, the oldest first once expired, as
+ *      mq-deadline sorts.
  *      The servers model: depth servers, each IO taking per_io +
  *      per_sector x sectors. mbps or budget adds the tick model of
  *      null_blk's mbps= cap: a budget of BYTES (mbps: N MiB/s x tick,
@@ -598,18 +599,13 @@ int sim_parse(FILE *in, struct sim_cfg *cfg, char *err, size_t len)
 	if (mbps && !cfg->dev.budget_bytes)
 		return fail(err, len, line, "tick too short for mbps=");
 	for (i = 0; i < cfg->nr_groups; i++) {
-		struct sim_group_cfg *g = &cfg->groups[i];
+		u64 offset, span;
 
-		if (!g->region_set) {
-			/* the bench's layout: 128 MiB every 256 MiB */
-			g->offset = (i ? i - 1 : 0) * 524288ULL;
-			g->span = 262144;
-		}
-		if (cfg->dev.seek_ns &&
-		    g->offset + g->span > cfg->dev.size_sectors)
+		sim_group_region(cfg, i, &offset, &span);
+		if (cfg->dev.seek_ns && offset + span > cfg->dev.size_sectors)
 			return fail(err, len, line,
 				    "group %s: region beyond the device's size=",
-				    g->name);
+				    cfg->groups[i].name);
 	}
 	if (!ioband_sched_params_valid(&cfg->params))
 		return fail(err, len, line, "sched settings out of range");

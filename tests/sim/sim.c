@@ -36,6 +36,7 @@ struct sim_item {
 	u32 group;			/* the group that issued it */
 	u64 submit_ns;
 	u64 lba;			/* its first sector, on a seeking device */
+	u64 queued_ns;			/* into the device's FIFO */
 };
 
 #define ITEM_CHUNK 4096
@@ -551,16 +552,25 @@ static bool device_admit(struct sim *s, const struct sim_item *item)
 	return false;
 }
 
+/* mq-deadline's defaults: a read waits at most 500 ms, a write 5 s. */
+#define SORT_READ_EXPIRE_NS	(500ULL * 1000 * 1000)
+#define SORT_WRITE_EXPIRE_NS	(5000ULL * 1000 * 1000)
+
 /*
  * The FIFO's next IO: its head, or under order=sort the one of least LBA
- * at or past the head, else of least LBA (mq-deadline's sort, its
- * expiry aside).
+ * at or past the head, else of least LBA, unless the head (the oldest)
+ * has waited past its expiry, as mq-deadline sorts.
  */
 static struct sim_item **device_next(struct sim *s)
 {
 	struct sim_item **pp, **best = &s->fifo_head, **least = NULL;
+	u64 expire;
 
 	if (!s->cfg->dev.sort)
+		return best;
+	expire = s->fifo_head->si.dir == IOBAND_WRITE ? SORT_WRITE_EXPIRE_NS :
+						       SORT_READ_EXPIRE_NS;
+	if (s->now - s->fifo_head->queued_ns >= expire)
 		return best;
 	best = NULL;
 	for (pp = &s->fifo_head; *pp; pp = &(*pp)->dev_next) {
@@ -674,7 +684,9 @@ static void window_check(struct sim *s, const struct sim_item *item)
 	u32 before = s->sched.in_flight - 1;
 	u64 before_sectors = w->in_flight_sectors - item->si.sectors;
 
-	if (s->sched.io_limit && before >= s->sched.io_limit)
+	/* overdue items count against neither (section 14a) */
+	if (s->sched.io_limit &&
+	    before - s->sched.nr_overdue >= s->sched.io_limit)
 		violation(s, SIM_OVER_LIMIT, "in flight above io_limit");
 	if (s->sched.params.policy == IOBAND_POLICY_WEIGHT_TIME &&
 	    !w->completes_inline) {
@@ -692,6 +704,29 @@ static void window_check(struct sim *s, const struct sim_item *item)
 	    w->sectors > IOBAND_WINDOW_MAX_SECTORS)
 		violation(s, SIM_OVER_WINDOW,
 			  "window outside [8 KiB, 64 MiB]");
+}
+
+/*
+ * Sectors of the items in flight that the core took for overdue (section
+ * 14a): no longer in its window's count. Looked for only while there are
+ * some: a disk's sorted queue can keep an IO waiting for seconds.
+ */
+static u64 overdue_sectors(const struct sim *s)
+{
+	const struct sim_item *it;
+	u64 sectors = 0;
+	u32 i;
+
+	if (!s->sched.nr_overdue)
+		return 0;
+	for (it = s->fifo_head; it; it = it->dev_next)
+		if (it->si.flags & IOBAND_ITEM_OVERDUE)
+			sectors += it->si.sectors;
+	for (i = 0; i < s->heap_len; i++)
+		if (s->heap[i].kind == EV_COMPLETE &&
+		    (s->heap[i].item->si.flags & IOBAND_ITEM_OVERDUE))
+			sectors += s->heap[i].item->si.sectors;
+	return sectors;
 }
 
 /*
@@ -715,7 +750,8 @@ static void dispatched(struct sim *s, struct sim_item *item,
 	s->in_flight++;
 	s->in_flight_sectors += item->si.sectors;
 	if (s->in_flight != s->sched.in_flight ||
-	    s->in_flight_sectors != s->sched.window.in_flight_sectors)
+	    s->in_flight_sectors != s->sched.window.in_flight_sectors +
+				    overdue_sectors(s))
 		violation(s, SIM_ACCOUNTING, "in flight counts disagree");
 	if (s->in_flight > s->res->max_in_flight)
 		s->res->max_in_flight = s->in_flight;
@@ -761,6 +797,7 @@ static void dispatched(struct sim *s, struct sim_item *item,
 		device_start(s, item);
 	} else {
 		item->dev_next = NULL;
+		item->queued_ns = s->now;
 		if (s->fifo_tail)
 			s->fifo_tail->dev_next = item;
 		else
@@ -967,6 +1004,21 @@ static u64 open_interval(struct sim *s, u32 i)
  * there is work, else arms the timer: a waiting group's bio that goes
  * down at once can leave another group's bios to the loop (README.md).
  */
+void sim_group_region(const struct sim_cfg *cfg, u32 i, u64 *offset,
+		      u64 *span)
+{
+	const struct sim_group_cfg *g = &cfg->groups[i];
+
+	if (g->region_set) {
+		*offset = g->offset;
+		*span = g->span;
+		return;
+	}
+	/* the bench's layout: 128 MiB every 256 MiB */
+	*offset = (i ? i - 1 : 0) * 524288ULL;
+	*span = 262144;
+}
+
 /*
  * Where group @i's next IO of @sectors starts: random in its region,
  * aligned to its size as fio aligns to bs, or on from its latest.
@@ -975,20 +1027,20 @@ static u64 next_lba(struct sim *s, u32 i, u32 sectors)
 {
 	const struct sim_group_cfg *gc = &s->cfg->groups[i];
 	struct grp *g = &s->grps[i];
-	u64 slots, lba;
+	u64 slots, lba, offset, span;
 
 	if (!s->cfg->dev.seek_ns || !sectors)
 		return 0;
+	sim_group_region(s->cfg, i, &offset, &span);
 	if (gc->seq || gc->pattern == SIM_WRITEBACK) {
-		if (g->next_lba + sectors > gc->span)
+		if (g->next_lba + sectors > span)
 			g->next_lba = 0;
-		lba = gc->offset + g->next_lba;
+		lba = offset + g->next_lba;
 		g->next_lba += sectors;
 		return lba;
 	}
-	slots = gc->span / sectors;
-	return gc->offset +
-	       (slots ? rand_range(&g->rng, 0, slots - 1) : 0) * sectors;
+	slots = span / sectors;
+	return offset + (slots ? rand_range(&g->rng, 0, slots - 1) : 0) * sectors;
 }
 
 static void submit_item(struct sim *s, u32 i, u32 sectors,

@@ -115,8 +115,8 @@ struct sim_group_cfg {
 	 */
 	bool seq;
 	bool region_set;
-	u64 offset;		/* sectors */
-	u64 span;		/* sectors */
+	u64 offset;		/* sectors, with region_set */
+	u64 span;		/* sectors, with region_set */
 };
 
 enum sim_event_kind {
@@ -245,6 +245,14 @@ struct sim_result {
 
 /* Fills @cfg with one default group and the core's default knobs. */
 void sim_cfg_init(struct sim_cfg *cfg);
+
+/*
+ * Group @i's region on a device with a head, in sectors: its region=, or
+ * by default the 128 MiB at (i - 1) x 256 MiB, where the bench puts its
+ * jobs.
+ */
+void sim_group_region(const struct sim_cfg *cfg, u32 i, u64 *offset,
+		      u64 *span);
 
 /* Runs @cfg; @res->groups is allocated here, freed by sim_result_free. */
 int sim_run(const struct sim_cfg *cfg, struct sim_result *res);
