@@ -540,7 +540,7 @@ struct ioband_time_model {
 	u64 io_cost[IOBAND_NR_DIRS];
 	u64 sector_cost[IOBAND_NR_DIRS];
 	bool rate_limited;	/* bios cost their sectors (see above) */
-	u32 busy_pct;		/* service over time, latest busy period */
+	u32 busy_pct;		/* service over time, latest busy figure */
 	u64 periods;
 };
 
