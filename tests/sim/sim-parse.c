@@ -7,13 +7,14 @@
  *   device  per_io=TIME per_sector=TIME depth=N
  *           [mbps=N | budget=BYTES] [tick=TIME]
  *           [seek=TIME stroke=TIME size=SECTORS] [jitter=PCT]
- *           [order=fifo|sort]
+ *           [order=fifo|sort] [lag=TIME]
  *      seek: a disk's head; an IO not starting where the previous one
  *      ended costs seek more, plus stroke times its distance over size
  *      (default 2097152, 1 GiB). jitter: each service time drawn from
  *      +-PCT% of its cost. order=sort serves the FIFO in ascending LBA
  *      from the head, wrapping, the oldest first once expired, as
- *      mq-deadline sorts.
+ *      mq-deadline sorts. lag: an item reaches the device that long
+ *      after it goes down, and its completion is heard that long after.
  *      The servers model: depth servers, each IO taking per_io +
  *      per_sector x sectors. mbps or budget adds the tick model of
  *      null_blk's mbps= cap: a budget of BYTES (mbps: N MiB/s x tick,
@@ -523,6 +524,9 @@ static int parse_settings(struct sim_cfg *cfg, u64 *mbps, char **w, int nw,
 			      cfg->dev.jitter_pct > 99;
 		else if (!strcmp(key, "order"))
 			bad = parse_order(val, &cfg->dev.sort);
+		else if (!strcmp(key, "lag"))
+			bad = parse_time(val, &cfg->dev.lag_ns) ||
+			      cfg->dev.lag_ns > 1000000000ULL;
 		else if (!strcmp(key, "policy"))
 			bad = parse_policy(val, &x);
 		else if (!strcmp(key, "token_base"))

@@ -47,7 +47,9 @@ struct item_chunk {
 
 enum ev_kind {
 	EV_ARRIVAL, EV_COMPLETE, EV_CONFIG, EV_WINDOW, EV_END, EV_TIMER,
-	EV_TICK, EV_FLUSH
+	EV_TICK, EV_FLUSH,
+	EV_DEVICE,	/* lag=: an item reaches the device */
+	EV_REPORT,	/* lag=: ioband learns of a completion */
 };
 
 struct ev {
@@ -706,6 +708,8 @@ static void window_check(struct sim *s, const struct sim_item *item)
 			  "window outside [8 KiB, 64 MiB]");
 }
 
+static void device_arrive(struct sim *s, struct sim_item *item);
+
 /*
  * Sectors of the items in flight that the core took for overdue (section
  * 14a): no longer in its window's count. Looked for only while there are
@@ -723,7 +727,9 @@ static u64 overdue_sectors(const struct sim *s)
 		if (it->si.flags & IOBAND_ITEM_OVERDUE)
 			sectors += it->si.sectors;
 	for (i = 0; i < s->heap_len; i++)
-		if (s->heap[i].kind == EV_COMPLETE &&
+		if ((s->heap[i].kind == EV_COMPLETE ||
+		     s->heap[i].kind == EV_DEVICE ||
+		     s->heap[i].kind == EV_REPORT) &&
 		    (s->heap[i].item->si.flags & IOBAND_ITEM_OVERDUE))
 			sectors += s->heap[i].item->si.sectors;
 	return sectors;
@@ -793,6 +799,15 @@ static void dispatched(struct sim *s, struct sim_item *item,
 	gr->sum_wait_ns += wait;
 	gr->waits++;
 
+	if (s->cfg->dev.lag_ns)
+		ev_push(s, s->now + s->cfg->dev.lag_ns, EV_DEVICE, 0, item);
+	else
+		device_arrive(s, item);
+}
+
+/* @item reaches the device: served at once, or into its FIFO. */
+static void device_arrive(struct sim *s, struct sim_item *item)
+{
 	if (!s->fifo_head && device_admit(s, item)) {
 		device_start(s, item);
 	} else {
@@ -1232,15 +1247,29 @@ static void writeback_done(struct sim *s, u32 i, u32 sectors)
  * runs the dispatch loop if told to, else arms the timer
  * (ioband_end_io()). Then its issuer reacts.
  */
+static void completion(struct sim *s, struct sim_item *item);
+
+/*
+ * The device has served @item: its server takes the next; ioband hears of
+ * it now, or lag= later (the stack between them).
+ */
+static void device_done(struct sim *s, struct sim_item *item)
+{
+	busy_account(s);
+	s->busy--;
+	device_run_fifo(s);
+	if (s->cfg->dev.lag_ns)
+		ev_push(s, s->now + s->cfg->dev.lag_ns, EV_REPORT, 0, item);
+	else
+		completion(s, item);
+}
+
 static void completion(struct sim *s, struct sim_item *item)
 {
 	const struct sim_group_cfg *gc = &s->cfg->groups[item->group];
 	u32 i = item->group, sectors = item->si.sectors;
 
-	busy_account(s);
-	s->busy--;
 	s->progress_ns = s->now;
-	device_run_fifo(s);
 	s->res->groups[i].completed++;
 	s->in_flight--;
 	s->in_flight_sectors -= sectors;
@@ -1478,6 +1507,12 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 				arrival(&s, ev.idx);
 			break;
 		case EV_COMPLETE:
+			device_done(&s, ev.item);
+			break;
+		case EV_DEVICE:
+			device_arrive(&s, ev.item);
+			break;
+		case EV_REPORT:
 			completion(&s, ev.item);
 			break;
 		case EV_CONFIG:
